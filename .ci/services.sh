@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Starts the shared Redis and PostgreSQL the tests use, when they are not already answering.
+set -u
+if ! (redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG); then
+  echo "starting redis-server on 127.0.0.1:6379"
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no || true
+fi
+if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
+  echo "starting postgresql"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start || true
+fi
+for _ in $(seq 1 30); do
+  if (redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG) && pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then
+    echo "redis and postgresql are answering"
+    exit 0
+  fi
+  sleep 1
+done
+echo "warning: redis or postgresql is not answering; their tests will fail in CI" >&2

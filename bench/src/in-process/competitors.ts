@@ -1,0 +1,161 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Webhooks } from '@octokit/webhooks';
+import { verify as octokitVerify } from '@octokit/webhooks-methods';
+import { createReceiver, memoryStore, verifySignature } from '@hookline/core';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import Stripe from 'stripe';
+import { Webhook as SvixWebhook } from 'svix';
+import { BENCH_SECRET, type SignedBody } from '../lib/payloads';
+
+/**
+ * One contender: `prepare` turns a pool of bodies into whatever inputs the library takes (its own
+ * signature format, computed outside the timing), `run` processes one input and must reject on a
+ * verification failure so a broken set-up can never look fast.
+ */
+export interface Contender {
+  name: string;
+  /** What it does, for the table. */
+  does: string;
+  prepare(pool: readonly SignedBody[]): unknown[];
+  run(input: unknown): Promise<void> | void;
+  /** Called between passes over the pool (the full receive forgets its records here, untimed). */
+  reset?(): void;
+}
+
+const secretBase64 = Buffer.from(BENCH_SECRET).toString('base64');
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** The floor: node:crypto HMAC, timingSafeEqual, JSON.parse, nothing else. */
+const floor: Contender = {
+  name: 'floor (node:crypto + JSON.parse)',
+  does: 'HMAC, timingSafeEqual, JSON.parse',
+  prepare: (pool) => pool.map((b) => ({ bytes: b.bytes, hex: b.hex })),
+  run(input) {
+    const { bytes, hex } = input as { bytes: Buffer; hex: string };
+    const expected = Buffer.from(hex, 'hex');
+    const digest = createHmac('sha256', BENCH_SECRET).update(bytes).digest();
+    if (expected.length !== digest.length || !timingSafeEqual(digest, expected)) throw new Error('floor: mismatch');
+    JSON.parse(bytes.toString('utf8'));
+  },
+};
+
+const hooklineVerify: Contender = {
+  name: 'hookline verifySignature',
+  does: 'verify only',
+  prepare: (pool) => pool.map((b) => ({ bytes: b.bytes, hex: b.hex })),
+  async run(input) {
+    const { bytes, hex } = input as { bytes: Buffer; hex: string };
+    if (!(await verifySignature(bytes, hex, BENCH_SECRET))) throw new Error('hookline verify: mismatch');
+  },
+};
+
+function hooklineReceive(): Contender {
+  const store = memoryStore();
+  let handled = 0;
+  const receiver = createReceiver({ secret: BENCH_SECRET, store }).on('*', () => {
+    handled++;
+  });
+  return {
+    name: 'hookline receiver.handle',
+    does: 'verify, parse, envelope, claim, 1 handler, complete',
+    prepare: (pool) =>
+      pool.map((b) => ({
+        body: b.bytes,
+        headers: { 'content-type': 'application/json', 'x-service-signature': b.hex, 'x-service-event': JSON.parse(b.text).event, 'x-service-delivery-id': b.deliveryId },
+      })),
+    async run(input) {
+      const before = handled;
+      const answer = await receiver.handle(input as Parameters<typeof receiver.handle>[0]);
+      if (answer.status !== 200 || handled !== before + 1) throw new Error(`hookline handle: ${answer.status} ${answer.body}`);
+    },
+    // Every pass re-sends the same ids: forget them so each call is a real claim and completion.
+    reset: () => store.clear(),
+  };
+}
+
+function octokitReceive(): Contender {
+  const webhooks = new Webhooks({ secret: BENCH_SECRET });
+  let handled = 0;
+  webhooks.on('push', () => {
+    handled++;
+  });
+  return {
+    name: '@octokit/webhooks verifyAndReceive',
+    does: 'verify, JSON.parse, dispatch to 1 handler',
+    prepare: (pool) => pool.map((b) => ({ id: b.deliveryId, name: 'push', payload: b.text, signature: `sha256=${b.hex}` })),
+    async run(input) {
+      const before = handled;
+      await webhooks.verifyAndReceive(input as Parameters<typeof webhooks.verifyAndReceive>[0]);
+      if (handled !== before + 1) throw new Error('octokit: handler not run');
+    },
+  };
+}
+
+const octokitMethods: Contender = {
+  name: '@octokit/webhooks-methods verify',
+  does: 'verify only',
+  prepare: (pool) => pool.map((b) => ({ payload: b.text, signature: `sha256=${b.hex}` })),
+  async run(input) {
+    const { payload, signature } = input as { payload: string; signature: string };
+    if (!(await octokitVerify(BENCH_SECRET, payload, signature))) throw new Error('octokit verify: mismatch');
+  },
+};
+
+/** svix and standardwebhooks sign `${id}.${timestamp}.${body}` with a base64 key, base64 digest. */
+function standardHeaders(prefix: 'svix' | 'webhook', body: SignedBody): { payload: string; headers: Record<string, string> } {
+  const timestamp = String(nowSeconds());
+  const digest = createHmac('sha256', Buffer.from(secretBase64, 'base64')).update(`${body.deliveryId}.${timestamp}.${body.text}`).digest('base64');
+  return {
+    payload: body.text,
+    headers: { [`${prefix}-id`]: body.deliveryId, [`${prefix}-timestamp`]: timestamp, [`${prefix}-signature`]: `v1,${digest}` },
+  };
+}
+
+function svixVerify(): Contender {
+  const webhook = new SvixWebhook(`whsec_${secretBase64}`);
+  return {
+    name: 'svix verify',
+    does: 'verify (+ timestamp), JSON.parse',
+    prepare: (pool) => pool.map((b) => standardHeaders('svix', b)),
+    run(input) {
+      const { payload, headers } = input as ReturnType<typeof standardHeaders>;
+      webhook.verify(payload, headers);
+    },
+  };
+}
+
+function standardVerify(): Contender {
+  const webhook = new StandardWebhook(secretBase64);
+  return {
+    name: 'standardwebhooks verify',
+    does: 'verify (+ timestamp), JSON.parse',
+    prepare: (pool) => pool.map((b) => standardHeaders('webhook', b)),
+    run(input) {
+      const { payload, headers } = input as ReturnType<typeof standardHeaders>;
+      webhook.verify(payload, headers);
+    },
+  };
+}
+
+function stripeConstruct(): Contender {
+  const stripe = new Stripe('sk_test_bench_not_a_real_key');
+  return {
+    name: 'stripe webhooks.constructEvent',
+    does: 'verify (+ timestamp), JSON.parse',
+    prepare: (pool) =>
+      pool.map((b) => {
+        const timestamp = nowSeconds();
+        const v1 = createHmac('sha256', BENCH_SECRET).update(`${timestamp}.${b.text}`).digest('hex');
+        return { payload: b.bytes, header: `t=${timestamp},v1=${v1}` };
+      }),
+    run(input) {
+      const { payload, header } = input as { payload: Buffer; header: string };
+      stripe.webhooks.constructEvent(payload, header, BENCH_SECRET);
+    },
+  };
+}
+
+/** Every contender, the floor first. */
+export function contenders(): Contender[] {
+  return [floor, hooklineVerify, hooklineReceive(), octokitReceive(), octokitMethods, svixVerify(), standardVerify(), stripeConstruct()];
+}

@@ -1,0 +1,87 @@
+/**
+ * In-process suite: every contender processes the same signed bodies (≈300 B, 1 KB, 16 KB), in
+ * interleaved rounds (the order rotates each round), and the table gives the median time per
+ * delivery, its spread across rounds and the ratio to the floor. Prints one markdown section.
+ *
+ * HOOKLINE_BENCH_ROUNDS (default 12) and HOOKLINE_BENCH_SLOT_MS (default 120) trade time for precision.
+ */
+import { PAYLOAD_SIZES, signedPool } from '../lib/payloads';
+import { formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
+import { packageVersion } from '../lib/versions';
+import { type Contender, contenders } from './competitors';
+
+const ROUNDS = Number(process.env.HOOKLINE_BENCH_ROUNDS ?? 12);
+const SLOT_MS = Number(process.env.HOOKLINE_BENCH_SLOT_MS ?? 120);
+
+/** Runs passes over `inputs` until `SLOT_MS` has passed; returns nanoseconds per delivery. */
+async function slot(contender: Contender, inputs: readonly unknown[]): Promise<number> {
+  let calls = 0;
+  let elapsed = 0n;
+  const budget = BigInt(SLOT_MS) * 1_000_000n;
+  while (elapsed < budget) {
+    contender.reset?.();
+    const start = process.hrtime.bigint();
+    for (const input of inputs) {
+      const result = contender.run(input);
+      if (result !== undefined) await result;
+    }
+    elapsed += process.hrtime.bigint() - start;
+    calls += inputs.length;
+  }
+  return Number(elapsed) / calls;
+}
+
+async function main(): Promise<void> {
+  const all = contenders();
+  const rows: string[][] = [];
+  const summary: Record<string, Record<string, number>> = {};
+  for (const size of PAYLOAD_SIZES) {
+    const poolSize = size.bytes > 4096 ? 512 : 2048;
+    const samples = new Map<Contender, number[]>(all.map((c) => [c, []]));
+    for (let round = -1; round < ROUNDS; round++) {
+      // Fresh bodies and timestamps each round (svix, standardwebhooks and stripe refuse stale ones).
+      const pool = signedPool(size.event, size.bytes, poolSize);
+      const prepared = all.map((c) => c.prepare(pool));
+      for (let i = 0; i < all.length; i++) {
+        const index = (i + Math.max(0, round)) % all.length;
+        const contender = all[index] as Contender;
+        const nsPerCall = await slot(contender, prepared[index] as unknown[]);
+        if (round >= 0) samples.get(contender)?.push(nsPerCall); // round -1 warms up
+      }
+    }
+    const floorNs = median(samples.get(all[0] as Contender) ?? []);
+    summary[size.name] = {};
+    for (const contender of all) {
+      const values = samples.get(contender) ?? [];
+      const ns = median(values);
+      (summary[size.name] as Record<string, number>)[contender.name] = ns / floorNs;
+      rows.push([
+        size.name,
+        contender.name,
+        contender.does,
+        formatNumber(ns / 1000, 2),
+        `±${spreadPercent(values).toFixed(1)}%`,
+        formatNumber(1e9 / ns),
+        formatRatio(ns / floorNs),
+      ]);
+    }
+  }
+  const bytes = signedPool('message.inbound', 1024, 1)[0]?.bytes.length;
+  const versions = ['@octokit/webhooks', '@octokit/webhooks-methods', 'svix', 'standardwebhooks', 'stripe']
+    .map((name) => `${name} ${packageVersion(name)}`)
+    .join(', ');
+  const receive1k = summary['1 KB']?.['hookline receiver.handle'] ?? Number.NaN;
+  const out = [
+    '## In-process: verify and receive one delivery',
+    '',
+    `Each contender processes the same realistic signed deliveries (the 1 KB one is ${bytes} bytes), each in its own signature format computed outside the timing; ${ROUNDS} interleaved rounds of ${SLOT_MS} ms per contender and size after one warm-up round, the order rotating every round. Time is the median per delivery; spread is ± half the inter-quartile range across rounds; the ratio is to the floor of the same size. hookline's full receive uses a fresh deliveryId per call (a real claim and completion in the memory store). Peers: ${versions}.`,
+    '',
+    markdownTable(['payload', 'contender', 'does', 'µs / delivery (median)', 'spread', 'deliveries / s', 'vs floor'], rows),
+    '',
+    `**Target: hookline full receive ≤ 1.20× the floor at 1 KB → measured ${formatRatio(receive1k)} (${receive1k <= 1.2 ? 'met' : 'MISSED'}).**`,
+    '',
+  ].join('\n');
+  process.stdout.write(out);
+}
+
+await main();

@@ -1,0 +1,35 @@
+/** Small statistics for interleaved benchmark rounds: medians and spread, never a single sample. */
+
+/** The value at quantile `q` (0..1) of `values`, linearly interpolated. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const position = (sorted.length - 1) * q;
+  const low = Math.floor(position);
+  const high = Math.ceil(position);
+  const lowValue = sorted[low] as number;
+  return lowValue + ((sorted[high] as number) - lowValue) * (position - low);
+}
+
+/** The median of `values`. */
+export const median = (values: readonly number[]): number => quantile(values, 0.5);
+
+/** Spread as ±half the inter-quartile range, in percent of the median ("±3%"). */
+export function spreadPercent(values: readonly number[]): number {
+  const mid = median(values);
+  return mid === 0 ? 0 : ((quantile(values, 0.75) - quantile(values, 0.25)) / 2 / mid) * 100;
+}
+
+/** `n` with thousands separators and `digits` decimals. */
+export function formatNumber(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** A ratio such as `1.07×`. */
+export const formatRatio = (ratio: number): string => `${ratio.toFixed(2)}×`;
+
+/** A markdown table from a header row and rows of cells. */
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}

@@ -1,0 +1,37 @@
+/**
+ * Express receiving the service's webhooks: PORT and WEBHOOK_SECRET from the environment,
+ * 127.0.0.1:PORT, POST /webhooks, one JSON line on stdout per handler run.
+ *
+ *   PORT=3000 WEBHOOK_SECRET=whsec_demo pnpm --filter example-express start
+ */
+import { createReceiver } from '@hookline/core';
+import { webhookHandler } from '@hookline/express';
+import express from 'express';
+
+const port = Number(process.env.PORT ?? 3000);
+const secret = process.env.WEBHOOK_SECRET;
+if (!secret) {
+  console.error('Set WEBHOOK_SECRET to the signingSecret the service returned when you created the webhook.');
+  process.exit(2);
+}
+
+const receiver = createReceiver({ secret });
+receiver.on('message.delivered', async ({ data }) => {
+  // data is typed: messageId, from, to, lineId, deliveredAt. Do the real work here, then return.
+  void data.messageId;
+});
+receiver.on('*', (delivery) => {
+  process.stdout.write(`${JSON.stringify({ event: delivery.event, deliveryId: delivery.deliveryId })}\n`);
+});
+receiver.onError((error, info) => console.error(`[${info.phase}]`, error));
+
+const app = express();
+// The webhook route comes before express.json(): it needs the raw bytes the signature covers.
+app.post('/webhooks', webhookHandler(receiver));
+app.use(express.json());
+app.get('/health', (_req, res) => void res.json({ ok: true }));
+
+const server = app.listen(port, '127.0.0.1', () => {
+  console.error(`hookline Express example listening on http://127.0.0.1:${port}/webhooks`);
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => server.close(() => process.exit(0)));

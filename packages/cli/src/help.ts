@@ -1,0 +1,105 @@
+/** The usage text of each command, printed by `--help` and after a usage error. */
+export const HELP: Record<string, string> = {
+  hookline: `hookline: send, simulate, sign and verify the messaging service's webhook deliveries
+
+Usage: hookline <command> [options]
+
+Commands:
+  send <event>     send one signed delivery to your endpoint and show the answer
+  simulate         send many deliveries through the service's full retry schedule
+  sign [file|-]    print the x-service-signature of a body
+  verify [file|-]  check a signature against a body and explain a mismatch
+  events           list the 29 catalogue events and what they mean
+
+Run "hookline <command> --help" for a command's options.
+Every command takes --json for machine-readable output.
+--secret may be replaced by the HOOKLINE_SECRET environment variable.
+
+Exit codes: 0 ok, 1 a delivery or a check failed, 2 usage error.`,
+
+  send: `Usage: hookline send <event> --url <url> --secret <secret> [options]
+
+Sends one delivery, signed like the service signs it, as a single attempt (no retries), and prints
+the answer's status, latency and body.
+
+Options:
+  --url <url>           your webhook endpoint, e.g. http://localhost:3000/webhooks
+  --secret <secret>     the webhook's signingSecret (or HOOKLINE_SECRET)
+  --data <json|@file>   data fields, merged over realistic defaults for the event
+  --delivery-id <id>    reuse a delivery id (wdl_…) to test de-duplication
+  --timeout <ms>        give up waiting after this long (default 30000, the service's limit)
+  --json                print the attempt as JSON
+  -h, --help            show this help
+
+Examples:
+  hookline send message.delivered --url http://localhost:3000/webhooks --secret whsec_test
+  hookline send call.completed --url $URL --data '{"durationSeconds": 42}'
+  hookline send message.failed --url $URL --data @payload.json --delivery-id wdl_repeat_me
+
+Exit code 1 when the answer is not a 2xx (the service would retry it).`,
+
+  simulate: `Usage: hookline simulate --url <url> --secret <secret> [options]
+
+Plays the service: sends deliveries and retries every one that does not get a 2xx within the time
+limit on the real schedule (0, +30 s, +2 min, +10 min, +1 h, +6 h, +24 h; 7 attempts, same id and
+bytes), compressed by --time-scale. Shows progress, then the attempt table and a summary.
+
+Options:
+  --url <url>           your webhook endpoint
+  --secret <secret>     the webhook's signingSecret (or HOOKLINE_SECRET)
+  --events <a,b,...>    events to send, cycled (default: all 29 catalogue events)
+  --count <n>           number of deliveries (default: one per event)
+  --time-scale <x>      multiply the schedule's delays (default 0.001: the 31 h schedule in ~2 min;
+                        1 = real time)
+  --timeout <ms>        per-attempt time limit in real ms (default 30 s × time scale, at least 2000)
+  --json                print the deliveries and their attempts as JSON
+  -h, --help            show this help
+
+Examples:
+  hookline simulate --url http://localhost:3000/webhooks --secret whsec_test
+  hookline simulate --url $URL --events message.delivered,call.completed --count 10 --time-scale 0.0001
+
+Exit code 1 when any delivery was given up.`,
+
+  sign: `Usage: hookline sign --secret <secret> [file|-]
+
+Prints the lowercase hex HMAC-SHA256 of the exact bytes of a file (or standard input, the default),
+which is the x-service-signature the service would send for that body. Nothing is trimmed: a
+trailing newline is signed too (use printf %s rather than echo).
+
+Options:
+  --secret <secret>     the webhook's signingSecret (or HOOKLINE_SECRET)
+  --json                print {"signature","bytes"}
+  -h, --help            show this help
+
+Example:
+  printf %s '{"event":"message.read"}' | hookline sign --secret whsec_test`,
+
+  verify: `Usage: hookline verify --secret <secret> --signature <hex> [file|-]
+
+Checks an x-service-signature against the exact bytes of a body (a file, or standard input by
+default). On a mismatch it looks for the usual causes and says which it sees: the header missing,
+empty, not 64 hex digits, prefixed or upper-case; a secret with stray whitespace; the body with a
+BOM, a trailing newline added or removed, changed line ends, re-serialised JSON (whitespace or key
+order) or a changed charset. It cannot know the right secret: when nothing explains the mismatch it
+says the signature does not match this secret under any of the byte variants tried.
+
+Options:
+  --secret <secret>     the webhook's signingSecret (or HOOKLINE_SECRET)
+  --signature <hex>     the x-service-signature header's value, as received
+  --json                print the diagnosis as JSON
+  -h, --help            show this help
+
+Example:
+  hookline verify --secret whsec_test --signature 3f1c… body.json
+
+Exit code 1 when the signature does not match.`,
+
+  events: `Usage: hookline events [--json]
+
+Lists the 29 events of the service's catalogue, grouped, with a one-line meaning each.
+
+Options:
+  --json                print the catalogue as JSON
+  -h, --help            show this help`,
+};

@@ -1,0 +1,136 @@
+/**
+ * Every HTTP status the receiver answers is decided here (STYLE.md 2). Adapters only copy
+ * `{ status, headers, body }` onto their framework's response.
+ *
+ * The service treats any 2xx within 30 s as success and anything else as a reason to retry, up to
+ * 7 attempts over ~31 h (service-api.md part 6). So: 2xx only once the handlers finished (or for a
+ * duplicate of a finished delivery, an unknown event, a permanent failure); a retryable status when
+ * a retry can succeed; 4xx for requests no retry can fix.
+ */
+import { HooklineError, type HooklineErrorCode } from './errors';
+
+/** What the receiver answers; adapters write it to their response as is (treat it as read-only). */
+export interface ReceiverAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const JSON_TYPE = 'application/json';
+
+function json(status: number, body: string, extra?: Record<string, string>): ReceiverAnswer {
+  return { status, headers: extra === undefined ? { 'content-type': JSON_TYPE } : { 'content-type': JSON_TYPE, ...extra }, body };
+}
+
+// The 2xx answers never vary: one frozen object each, shared (adapters only read answers).
+const frozen = (answer: ReceiverAnswer): ReceiverAnswer => Object.freeze({ ...answer, headers: Object.freeze(answer.headers) });
+const HANDLED = frozen(json(200, '{"ok":true}'));
+const DUPLICATE = frozen(json(200, '{"ok":true,"duplicate":true}'));
+const UNHANDLED = frozen(json(200, '{"ok":true,"unhandled":true}'));
+const PERMANENT_FAILURE = frozen(json(200, '{"ok":true,"failed":true}'));
+
+/** Handlers finished: the delivery is done. */
+export const handledAnswer = (): ReceiverAnswer => HANDLED;
+/** A repeat of a completed delivery: done already, handlers not run again. */
+export const duplicateAnswer = (): ReceiverAnswer => DUPLICATE;
+/** No handler for this event (an event added to the catalogue later, say): 2xx, or the service retries it for 31 h. */
+export const unhandledAnswer = (): ReceiverAnswer => UNHANDLED;
+/** A handler threw `PermanentFailure`: 2xx so the service stops retrying something that cannot succeed. */
+export const permanentFailureAnswer = (): ReceiverAnswer => PERMANENT_FAILURE;
+
+/**
+ * Any HooklineError in the service's error shape; anything else is a 500 INTERNAL_ERROR.
+ *
+ * @example
+ * const answer = errorAnswer(new HooklineError('VALIDATION_ERROR', 'event is missing'));
+ * // → { status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":{"code":"VALIDATION_ERROR",…}}' }
+ */
+export function errorAnswer(error: unknown): ReceiverAnswer {
+  const known = HooklineError.is(error)
+    ? error
+    : new HooklineError('INTERNAL_ERROR', 'The receiver failed unexpectedly; the service will retry.', { cause: error });
+  return json(known.status, JSON.stringify(known.toJSON()), known.headers);
+}
+
+function fail(code: HooklineErrorCode, message: string, options?: ConstructorParameters<typeof HooklineError>[2]): HooklineError {
+  return new HooklineError(code, message, options);
+}
+
+/** Absent, malformed or unmatched signature: 401; a retry of the same bytes can only fail again. */
+export function invalidSignature(reason: 'missing' | 'malformed' | 'mismatch' | 'no_secret'): HooklineError {
+  const messages = {
+    missing: 'The x-service-signature header is missing.',
+    malformed: 'The x-service-signature header is not 64 lower-case hex digits.',
+    mismatch:
+      'The x-service-signature header does not match the body for any configured secret. Check the secret and that nothing re-serialised the body.',
+    no_secret: 'No signing secret is configured for this request.',
+  } as const;
+  return fail('INVALID_SIGNATURE', messages[reason], { details: { field: 'x-service-signature', issue: reason } });
+}
+
+/** A header that disagrees with the signed body: 400 (headers are not signed, the body is). */
+export function headerMismatch(header: string, field: string): HooklineError {
+  return fail('VALIDATION_ERROR', `The ${header} header does not match the body's ${field}.`, {
+    details: { field: header, issue: 'does_not_match_body' },
+  });
+}
+
+/** Body timestamp outside the replay window: 400. */
+export function staleTimestamp(issue: 'too_old' | 'in_future', limitMs: number): HooklineError {
+  const message =
+    issue === 'too_old'
+      ? `The delivery's timestamp is older than the replay window (${limitMs} ms); it is refused so a captured delivery cannot be replayed.`
+      : `The delivery's timestamp is more than ${limitMs} ms in the future; check this server's clock.`;
+  return fail('VALIDATION_ERROR', message, { details: { field: 'timestamp', issue } });
+}
+
+/** Body over the limit: 413, decided while streaming. */
+export function payloadTooLarge(limit: number): HooklineError {
+  return fail('PAYLOAD_TOO_LARGE', `The body is larger than maxBodyBytes (${limit} bytes).`, {
+    details: { limit },
+    headers: { connection: 'close' },
+  });
+}
+
+/** Only POST carries deliveries. */
+export function methodNotAllowed(method: string): HooklineError {
+  return fail('METHOD_NOT_ALLOWED', `Webhook deliveries are POSTed; got ${method}.`, { headers: { allow: 'POST' } });
+}
+
+/** Another attempt of this delivery holds a live lease: 409, the service retries later. */
+export function inFlight(retryAfterMs: number): HooklineError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return fail('CONFLICT', 'This delivery is being handled by another attempt right now; retry later.', {
+    details: { reason: 'in_progress', retryAfterSeconds: seconds },
+    headers: { 'retry-after': String(seconds) },
+  });
+}
+
+/** The store could not be reached: fail closed (503), run nothing; the service retries. */
+export function storeUnavailable(cause: unknown): HooklineError {
+  return fail('SERVICE_UNAVAILABLE', 'The idempotency store is unavailable; the delivery was not processed and the service will retry.', {
+    details: { reason: 'store_unavailable' },
+    cause,
+  });
+}
+
+/** The handlers outran the deadline: 503; they go on running and the next attempt sees the outcome. */
+export function deadlinePassed(deadlineMs: number): HooklineError {
+  return fail(
+    'SERVICE_UNAVAILABLE',
+    `The handlers did not finish within ${deadlineMs} ms; they are still running and the next attempt will see their outcome.`,
+    {
+      details: { reason: 'deadline' },
+    },
+  );
+}
+
+/** A handler threw: 500 so the service retries; the record was released. */
+export function handlerFailed(event: string, cause: unknown): HooklineError {
+  return fail('INTERNAL_ERROR', `A handler for ${event} threw; the delivery was not completed and the service will retry it.`, { cause });
+}
+
+/** The framework consumed the body before hookline saw the raw bytes. */
+export function bodyAlreadyParsed(fix: string): HooklineError {
+  return fail('CONFIGURATION_ERROR', `hookline needs the raw request body to verify the signature, but it was already parsed. ${fix}`);
+}

@@ -1,0 +1,63 @@
+import { type HeadersInput, readHeader } from './headers';
+
+/** What a handler gets beside the delivery. */
+export interface HandlerContext {
+  /** The request headers as the adapter passed them (a `Headers` or node's record). */
+  readonly headers: HeadersInput;
+  /** A request header by lower-case name. */
+  header(name: string): string | undefined;
+  /** When the receiver got the request. */
+  readonly receivedAt: Date;
+  /** How many times this deliveryId has been claimed, this attempt included (counted by the store). */
+  readonly attempt: number;
+  /** Index of the secret that verified the signature (useful while rotating secrets). */
+  readonly secretIndex: number;
+  /** Fires when the deadline passes and the receiver has answered 503; pass it to fetch() and the like. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The handler context. The AbortController and the Date are made only when a handler reads them: most
+ * never do, and the hot path stays allocation-light.
+ */
+export class DeliveryContext implements HandlerContext {
+  private controller: AbortController | undefined;
+  private aborted = false;
+  private receivedDate: Date | undefined;
+
+  constructor(
+    readonly headers: HeadersInput,
+    private readonly receivedAtMs: number,
+    readonly attempt: number,
+    readonly secretIndex: number,
+  ) {}
+
+  get receivedAt(): Date {
+    this.receivedDate ??= new Date(this.receivedAtMs);
+    return this.receivedDate;
+  }
+
+  header(name: string): string | undefined {
+    return readHeader(this.headers, name);
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(deadlineReason());
+    }
+    return this.controller.signal;
+  }
+
+  /** Called by the receiver when the deadline passes. */
+  abort(): void {
+    this.aborted = true;
+    this.controller?.abort(deadlineReason());
+  }
+}
+
+function deadlineReason(): Error {
+  const error = new Error('hookline: the deadline passed and the receiver answered 503; the service will retry');
+  error.name = 'TimeoutError';
+  return error;
+}

@@ -1,0 +1,109 @@
+/**
+ * The codes the receiver answers with. The service's own codes (service-api.md part 7) where one fits,
+ * plus the receiver-side ones it lacks (INVALID_SIGNATURE, METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE,
+ * CONFIGURATION_ERROR).
+ */
+export type HooklineErrorCode =
+  | 'VALIDATION_ERROR'
+  | 'INVALID_SIGNATURE'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'INTERNAL_ERROR'
+  | 'CONFIGURATION_ERROR'
+  | 'SERVICE_UNAVAILABLE';
+
+/** The one table from code to HTTP status. */
+export const STATUS_BY_CODE: Readonly<Record<HooklineErrorCode, number>> = {
+  VALIDATION_ERROR: 400,
+  INVALID_SIGNATURE: 401,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  INTERNAL_ERROR: 500,
+  CONFIGURATION_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+};
+
+/** Structured field-level information, like the service's `error.details`. */
+export type ErrorDetails = Record<string, unknown>;
+
+const BRAND = Symbol.for('hookline.error');
+
+/**
+ * The one error class of hookline. Its `code` selects the HTTP status through `STATUS_BY_CODE`;
+ * `toJSON()` gives the service's error shape `{ error: { code, message, details? } }`.
+ *
+ * @example
+ * throw new HooklineError('CONFIGURATION_ERROR', 'secret is empty: pass the signingSecret the service returned');
+ */
+export class HooklineError extends Error {
+  /** Stable identifier for program logic. */
+  readonly code: HooklineErrorCode;
+  /** Structured information, e.g. `{ field, issue }` for VALIDATION_ERROR. */
+  readonly details: ErrorDetails | undefined;
+  /** Headers the answer must carry (e.g. `retry-after`). */
+  readonly headers: Record<string, string> | undefined;
+  /** Marks instances across copies of the package (two versions installed side by side). */
+  readonly [BRAND] = true;
+
+  constructor(
+    code: HooklineErrorCode,
+    message: string,
+    options: { details?: ErrorDetails; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'HooklineError';
+    this.code = code;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+
+  /** The HTTP status this error is answered with. */
+  get status(): number {
+    return STATUS_BY_CODE[this.code];
+  }
+
+  /** The service's error shape. */
+  toJSON(): { error: { code: HooklineErrorCode; message: string; details?: ErrorDetails } } {
+    const error: { code: HooklineErrorCode; message: string; details?: ErrorDetails } = {
+      code: this.code,
+      message: this.message,
+    };
+    if (this.details !== undefined) error.details = this.details;
+    return { error };
+  }
+
+  /** True for a HooklineError from any copy of the package. */
+  static is(value: unknown): value is HooklineError {
+    return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+  }
+}
+
+const PERMANENT = Symbol.for('hookline.permanent-failure');
+
+/**
+ * Throw this from a handler to say "this delivery can never succeed, do not retry it" (a deleted
+ * customer, a message you will never know). The receiver answers 2xx so the service stops its
+ * 31-hour retry schedule, and reports the failure through the `failed` hook.
+ *
+ * @example
+ * receiver.on('message.failed', async (delivery) => {
+ *   if (!(await findMessage(delivery.data.messageId))) throw new PermanentFailure('unknown message');
+ * });
+ */
+export class PermanentFailure extends Error {
+  readonly [PERMANENT] = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PermanentFailure';
+  }
+
+  /** True for a PermanentFailure from any copy of the package. */
+  static is(value: unknown): value is PermanentFailure {
+    return typeof value === 'object' && value !== null && (value as { [PERMANENT]?: unknown })[PERMANENT] === true;
+  }
+}

@@ -1,0 +1,58 @@
+/** Returned by `watchHandlers` when the deadline passed before the handlers settled. */
+export const DEADLINE: unique symbol = Symbol('hookline.deadline');
+
+/** How handlers ended: `undefined` for success, otherwise what they threw. */
+export type HandlerOutcome = { error: unknown } | undefined;
+
+/**
+ * Watches handlers that returned a promise. One timer per delivery renews the lease every
+ * `heartbeatMs` for as long as they run (past the deadline too, so no other attempt takes over a live
+ * run) and resolves `first` with `DEADLINE` when `deadlineMs` passes first. `settled` always resolves
+ * with the final outcome. Handlers that settle within a microtask never start the timer.
+ */
+export function watchHandlers(
+  running: Promise<void>,
+  options: { deadlineMs: number; heartbeatMs: number; heartbeat: () => void },
+): { first: Promise<HandlerOutcome | typeof DEADLINE>; settled: Promise<HandlerOutcome> } {
+  const { deadlineMs, heartbeatMs, heartbeat } = options;
+  const startedAt = Date.now();
+  const deadlineAt = startedAt + deadlineMs;
+  let nextBeat = startedAt + heartbeatMs;
+  let done = false;
+  let pastDeadline = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let resolveFirst!: (value: HandlerOutcome | typeof DEADLINE) => void;
+  const first = new Promise<HandlerOutcome | typeof DEADLINE>((resolve) => (resolveFirst = resolve));
+
+  const schedule = () => {
+    const dueAt = pastDeadline ? nextBeat : Math.min(nextBeat, deadlineAt);
+    timer = setTimeout(tick, Math.max(0, dueAt - Date.now()));
+  };
+  const tick = () => {
+    if (done) return;
+    const now = Date.now();
+    if (!pastDeadline && now >= deadlineAt) {
+      pastDeadline = true;
+      resolveFirst(DEADLINE);
+    }
+    if (now >= nextBeat) {
+      nextBeat = now + heartbeatMs;
+      heartbeat();
+    }
+    schedule();
+  };
+
+  const settled = running.then(
+    (): HandlerOutcome => undefined,
+    (error: unknown): HandlerOutcome => ({ error: error ?? new Error('a handler rejected with no reason') }),
+  );
+  settled.then((outcome) => {
+    done = true;
+    clearTimeout(timer);
+    resolveFirst(outcome); // no effect once DEADLINE was given
+  });
+  queueMicrotask(() => {
+    if (!done) schedule();
+  });
+  return { first, settled };
+}

@@ -1,0 +1,168 @@
+import type { EventMap, ServiceEvents } from './events';
+import { HooklineError } from './errors';
+import type { ReceiverHooks } from './hooks';
+import { memoryStore } from './memory-store';
+import type { IdempotencyStore } from './store';
+
+/** One signing secret, or several while rotating (any may match; the context says which did). */
+export type SecretValue = string | readonly string[];
+
+/** What a secret resolver sees of the request. */
+export interface SecretRequest {
+  /** A request header by lower-case name. */
+  header(name: string): string | undefined;
+  /** The request URL, when the adapter knows it (per-tenant paths such as `/webhooks/:tenant`). */
+  url: string | undefined;
+}
+
+/** Per-tenant lookup: the secret(s) for this request, or `undefined` when the tenant is unknown (401). */
+export type SecretResolver = (request: SecretRequest) => SecretValue | undefined | Promise<SecretValue | undefined>;
+
+const HOUR = 3_600_000;
+/** The service's last retry comes ~31 h 13 min after the first attempt (0 + 30 s + 2 min + 10 min + 1 h + 6 h + 24 h). */
+export const MIN_RETENTION_MS = 32 * HOUR;
+/** The service counts an attempt as failed after 30 s (service-api.md part 6). */
+export const SERVICE_TIMEOUT_MS = 30_000;
+
+/** Options of `createReceiver()`. */
+export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
+  /** The webhook's signingSecret; an array while rotating; or a function of the request for per-tenant secrets. */
+  secret: SecretValue | SecretResolver;
+  /**
+   * Where deliveries are remembered across retries. Use `@hookline/redis` or `@hookline/postgres` when
+   * more than one process receives.
+   * @default memoryStore()
+   */
+  store?: IdempotencyStore;
+  /**
+   * Largest body accepted; larger ones get 413 before being buffered.
+   * @default 1_048_576 (1 MiB)
+   */
+  maxBodyBytes?: number;
+  /**
+   * How long a completed delivery is remembered. Must outlive the service's retry schedule
+   * (last attempt ~31 h 13 min after the first): below 32 h is refused unless `allowShortRetention`.
+   * @default 259_200_000 (72 h)
+   */
+  retentionMs?: number;
+  /**
+   * Accept a `retentionMs` under 32 h (tests, or a store that keeps records elsewhere).
+   * @default false
+   */
+  allowShortRetention?: boolean;
+  /**
+   * Replay window: a body `timestamp` older than this is refused with 400. Never larger than
+   * `retentionMs`, so a captured delivery is either remembered or too old.
+   * @default retentionMs
+   */
+  maxAgeMs?: number;
+  /**
+   * How far in the future a body `timestamp` may be (clock skew).
+   * @default 300_000 (5 min)
+   */
+  maxFutureSkewMs?: number;
+  /**
+   * Lease of a claim; renewed by heartbeats while handlers run, so it only matters when a process dies
+   * mid-handler: the next attempt after it expires runs the delivery again.
+   * @default 30_000
+   */
+  leaseMs?: number;
+  /**
+   * Time the handlers get before the receiver answers 503 (they go on running). Under the service's 30 s.
+   * @default 25_000
+   */
+  deadlineMs?: number;
+  /**
+   * Prefix of store keys, to share one store between webhooks or apps.
+   * @default 'hookline:'
+   */
+  namespace?: string;
+  /**
+   * Lifecycle hooks, also settable later with `receiver.hook()`.
+   * @default {} (none)
+   */
+  hooks?: Partial<ReceiverHooks<E>>;
+  /**
+   * Clock for the freshness check, in milliseconds.
+   * @default Date.now
+   */
+  now?: () => number;
+}
+
+/** Options after defaults and checks. */
+export interface ResolvedOptions {
+  secrets: readonly string[] | undefined;
+  resolveSecret: SecretResolver | undefined;
+  store: IdempotencyStore;
+  maxBodyBytes: number;
+  retentionMs: number;
+  maxAgeMs: number;
+  maxFutureSkewMs: number;
+  leaseMs: number;
+  deadlineMs: number;
+  namespace: string;
+  now: () => number;
+}
+
+function configError(message: string): HooklineError {
+  return new HooklineError('CONFIGURATION_ERROR', message);
+}
+
+function positive(name: string, value: number): number {
+  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) {
+    throw configError(`createReceiver: ${name} must be a positive finite number of milliseconds/bytes, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Static secrets, checked once at construction so a missing env var fails at boot, not per request. */
+export function normaliseSecrets(secret: SecretValue, where: string): readonly string[] {
+  const list = typeof secret === 'string' ? [secret] : Array.isArray(secret) ? [...secret] : [];
+  if (list.length === 0 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw configError(
+      `${where}: the signing secret is empty or missing. Pass the signingSecret the service returned when you created the webhook (for example process.env.WEBHOOK_SECRET).`,
+    );
+  }
+  return list;
+}
+
+/** Applies defaults and refuses settings that would lose or double deliveries. */
+export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>): ResolvedOptions {
+  if (options === null || typeof options !== 'object') throw configError('createReceiver: pass an options object with at least `secret`.');
+  const { secret } = options;
+  const resolveSecret = typeof secret === 'function' ? secret : undefined;
+  const secrets = resolveSecret === undefined ? normaliseSecrets(secret as SecretValue, 'createReceiver') : undefined;
+  const retentionMs = positive('retentionMs', options.retentionMs ?? 72 * HOUR);
+  if (retentionMs < MIN_RETENTION_MS && options.allowShortRetention !== true) {
+    throw configError(
+      `createReceiver: retentionMs ${retentionMs} is under 32 h; the service retries for about 31 h 13 min, so a shorter memory would run a late retry twice. Raise it, or pass allowShortRetention: true if you really mean it.`,
+    );
+  }
+  const maxAgeMs = positive('maxAgeMs', options.maxAgeMs ?? retentionMs);
+  if (maxAgeMs > retentionMs) {
+    throw configError(
+      `createReceiver: maxAgeMs (${maxAgeMs}) is larger than retentionMs (${retentionMs}); a replayed delivery older than the retention would run twice. Lower maxAgeMs or raise retentionMs.`,
+    );
+  }
+  const deadlineMs = positive('deadlineMs', options.deadlineMs ?? 25_000);
+  if (deadlineMs >= SERVICE_TIMEOUT_MS) {
+    throw configError(
+      `createReceiver: deadlineMs ${deadlineMs} must be under 30000: the service counts an attempt failed after 30 s, so the receiver must answer before that.`,
+    );
+  }
+  const namespace = options.namespace ?? 'hookline:';
+  if (typeof namespace !== 'string') throw configError('createReceiver: namespace must be a string.');
+  return {
+    secrets,
+    resolveSecret,
+    store: options.store ?? memoryStore(),
+    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes ?? 1_048_576),
+    retentionMs,
+    maxAgeMs,
+    maxFutureSkewMs: positive('maxFutureSkewMs', options.maxFutureSkewMs ?? 300_000),
+    leaseMs: positive('leaseMs', options.leaseMs ?? 30_000),
+    deadlineMs,
+    namespace,
+    now: options.now ?? Date.now,
+  };
+}

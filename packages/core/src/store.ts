@@ -1,0 +1,37 @@
+/** The answer of `IdempotencyStore.claim`. */
+export type ClaimResult =
+  /** The caller now holds the lease for its token; `attempt` counts the claims of this key, this one included. */
+  | { state: 'acquired'; attempt: number }
+  /** Another claimer holds a live lease; ask again in `retryAfterMs`. */
+  | { state: 'in_progress'; retryAfterMs: number }
+  /** The key was completed and is still retained: a duplicate. */
+  | { state: 'completed' };
+
+/** A value, or a promise of it: a store over a network returns promises, an in-process one may answer at once. */
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * Where the receiver remembers deliveries (DESIGN.md, "The store contract"). Implementations must make
+ * `claim` atomic, measure expiry on their own clock, and throw (or reject) on backend errors, never
+ * turning one into a state. A store may answer synchronously (the memory store does, which keeps the
+ * receiver's hot path free of promise turns); callers must accept both. `@hookline/testing` exports the
+ * conformance suite every store must pass.
+ */
+export interface IdempotencyStore {
+  /**
+   * Atomically: no record, a released record, or an expired lease ⇒ take a lease of `leaseMs` for
+   * `token` (`acquired`); a live lease ⇒ `in_progress`; a retained completion ⇒ `completed`.
+   */
+  claim(key: string, token: string, leaseMs: number): Awaitable<ClaimResult>;
+  /** Marks the key completed for `retentionMs`, only if `token` still owns the lease. */
+  complete(key: string, token: string, retentionMs: number): Awaitable<boolean>;
+  /** Gives the lease up so the next attempt can claim at once, only if `token` still owns it. */
+  release(key: string, token: string): Awaitable<boolean>;
+  /** Heartbeat: pushes the lease's expiry to now + `leaseMs`, only if `token` still owns it. */
+  extend(key: string, token: string, leaseMs: number): Awaitable<boolean>;
+}
+
+/** Whether a store answer is a promise (anything thenable) rather than a value. */
+export function isPromiseLike<T>(value: Awaitable<T>): value is Promise<T> {
+  return value !== null && typeof value === 'object' && typeof (value as Promise<T>).then === 'function';
+}

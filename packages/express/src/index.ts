@@ -1,0 +1,2 @@
+// The Express adapter
+export { webhookHandler, type ExpressWebhookHandler } from './webhook-handler';

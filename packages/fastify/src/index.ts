@@ -1,0 +1,2 @@
+// The Fastify plugin
+export { hooklinePlugin, type HooklinePluginOptions } from './hookline-plugin';

@@ -1,0 +1,2 @@
+// The Hono adapter
+export { webhookHandler } from './webhook-handler';

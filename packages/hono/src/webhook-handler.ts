@@ -1,0 +1,46 @@
+import type { Context, Handler } from 'hono';
+import { HooklineError, readRequestBody, type ReceiverAnswer, type ReceiverEndpoint } from '@hookline/core';
+
+const HONO_FIX =
+  'hookline needs the raw request body to verify the signature, but a middleware already read it as text/JSON/form data (c.req.json(), c.req.text(), a validator…). Mount the webhook route before that middleware, or read c.req.arrayBuffer() there instead: decoding text strips a BOM and changes the signed bytes.';
+
+function toResponse({ status, headers, body }: ReceiverAnswer): Response {
+  return new Response(body, { status, headers });
+}
+
+async function answer(receiver: ReceiverEndpoint, c: Context): Promise<ReceiverAnswer> {
+  const request = c.req.raw;
+  // A middleware that read c.req.arrayBuffer() left the exact bytes in Hono's body cache: use them.
+  // Any other cached form (json, text, formData) has lost them; Hono would re-serialise it, we refuse.
+  const cached = c.req.bodyCache.arrayBuffer as unknown as Promise<ArrayBuffer> | undefined;
+  let body: Uint8Array;
+  if (cached !== undefined) {
+    body = new Uint8Array(await cached); // receiver.handle() still enforces maxBodyBytes
+  } else if (request.bodyUsed || Object.keys(c.req.bodyCache).length > 0) {
+    return receiver.answerError(new HooklineError('CONFIGURATION_ERROR', HONO_FIX));
+  } else {
+    // Streams with the size limit: an oversized body is refused before it is buffered whole.
+    body = await readRequestBody(request, receiver.maxBodyBytes);
+  }
+  return receiver.handle({ body, headers: request.headers, url: request.url });
+}
+
+/**
+ * A Hono handler that serves a hookline receiver on any runtime Hono runs on (Node, Bun, Deno,
+ * Workers). It reads the body as bytes, never as text first: `text()` strips a BOM and breaks the
+ * signature.
+ *
+ * @example
+ * const app = new Hono();
+ * app.post('/webhooks', webhookHandler(receiver));
+ */
+export function webhookHandler(receiver: ReceiverEndpoint): Handler {
+  return async (c) => {
+    if (c.req.method !== 'POST') return receiver.fetch(c.req.raw);
+    try {
+      return toResponse(await answer(receiver, c));
+    } catch (error) {
+      return toResponse(receiver.answerError(error));
+    }
+  };
+}

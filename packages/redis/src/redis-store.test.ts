@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { describeStoreConformance, requireServer } from '@hookline/testing';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisStore } from './redis-store';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const server = await requireServer('Redis', REDIS_URL);
+// Every run has its own prefix, so runs sharing one Redis never see each other's records.
+const prefix = `hookline-test-${randomUUID()}:`;
+
+async function nodeRedis() {
+  const client = createClient({ url: REDIS_URL });
+  client.on('error', () => {}); // errors surface as rejected commands; no unhandled 'error' event
+  await client.connect();
+  return client;
+}
+
+function ioredis() {
+  // No reconnection or offline queue: once broken, commands reject at once.
+  return new Redis(REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 0, enableOfflineQueue: true });
+}
+
+describe.skipIf(!server.reachable)('redisStore', () => {
+  describeStoreConformance('redisStore (node-redis v5)', async () => {
+    const client = await nodeRedis();
+    return {
+      store: redisStore({ client, prefix }),
+      breakBackend: () => client.destroy(),
+      cleanup: async () => {
+        if (client.isOpen) await client.close();
+      },
+    };
+  });
+
+  describeStoreConformance('redisStore (ioredis v5)', () => {
+    const client = ioredis();
+    return {
+      store: redisStore({ client, prefix }),
+      breakBackend: () => client.disconnect(),
+      cleanup: async () => {
+        if (client.status !== 'end') await client.quit();
+      },
+    };
+  });
+
+  describe('on the server', () => {
+    let admin: Awaited<ReturnType<typeof nodeRedis>>;
+    const io = ioredis();
+    beforeAll(async () => {
+      admin = await nodeRedis();
+    });
+    afterAll(async () => {
+      await io.quit();
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(keys);
+      await admin.close();
+    });
+
+    it('re-sends a script the server forgot (SCRIPT FLUSH), with both clients', async () => {
+      for (const client of [admin, io]) {
+        const store = redisStore({ client, prefix });
+        const key = `noscript:wdl_${randomUUID()}`;
+        const token = randomUUID();
+        await admin.scriptFlush();
+        expect(await store.claim(key, token, 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+        await admin.scriptFlush();
+        expect(await store.extend(key, token, 60_000)).toBe(true);
+        await admin.scriptFlush();
+        expect(await store.complete(key, token, 60_000)).toBe(true);
+        await admin.scriptFlush();
+        expect(await store.claim(key, randomUUID(), 60_000)).toEqual({ state: 'completed' });
+        const other = `noscript-release:wdl_${randomUUID()}`;
+        await store.claim(other, token, 60_000);
+        await admin.scriptFlush();
+        expect(await store.release(other, token)).toBe(true);
+      }
+    });
+
+    it('keeps one hash-tagged key per delivery whose TTL is the retention, on the Redis clock', async () => {
+      const store = redisStore({ client: admin, prefix, keepMs: 3_600_000 });
+      const key = `ns:wdl_${randomUUID()}`;
+      const token = randomUUID();
+      await store.claim(key, token, 30_000);
+      const redisKey = `${prefix}{${key}}`;
+      expect(await admin.hGet(redisKey, 's')).toBe('l');
+      // A lease record lives for lease + keepMs, so the attempt count survives an expired lease.
+      expect(await admin.pTTL(redisKey)).toBeGreaterThan(3_600_000);
+      await store.complete(key, token, 120_000);
+      expect(await admin.hGetAll(redisKey)).toEqual({ s: 'c' });
+      const ttl = await admin.pTTL(redisKey);
+      expect(ttl).toBeGreaterThan(100_000);
+      expect(ttl).toBeLessThanOrEqual(120_000);
+    });
+
+    it('refuses a duration that is not a positive number before touching Redis', async () => {
+      const store = redisStore({ client: admin, prefix });
+      await expect(store.claim('x', 't', 0)).rejects.toThrow(RangeError);
+      await expect(store.complete('x', 't', Number.NaN)).rejects.toThrow(/retentionMs/);
+      expect(() => redisStore({ client: admin, keepMs: -1 })).toThrow(/keepMs/);
+    });
+
+    it('tells a client it cannot use apart from one it can', () => {
+      expect(() => redisStore({ client: {} as never })).toThrow(/node-redis v5 client .* ioredis v5/);
+    });
+  });
+});

@@ -1,0 +1,86 @@
+import type { ClaimResult, IdempotencyStore } from '@hookline/core';
+import { loadScript, scriptRunner, type RedisClientLike } from './redis-client';
+import { CLAIM, COMPLETE, EXTEND, RELEASE } from './scripts';
+
+/** Options of `redisStore()`. */
+export interface RedisStoreOptions {
+  /**
+   * A connected node-redis v5 client (`createClient()`, `createCluster()`) or ioredis v5 client
+   * (`new Redis()`, `new Cluster()`). The store never connects, quits or reconfigures it.
+   */
+  client: RedisClientLike;
+  /**
+   * Prepended to every key. Records are stored at `<prefix>{<key>}`: the braces are a Redis Cluster
+   * hash tag, so everything about one delivery lives in one slot whatever the prefix.
+   * @default 'hookline:'
+   */
+  prefix?: string;
+  /**
+   * How long a lease or released record outlives its lease, so a later claim's `attempt` keeps
+   * counting (the service's last retry comes about 31 h after the first).
+   * @default 259_200_000 (72 h)
+   */
+  keepMs?: number;
+}
+
+const SCRIPTS = {
+  claim: loadScript(CLAIM),
+  complete: loadScript(COMPLETE),
+  release: loadScript(RELEASE),
+  extend: loadScript(EXTEND),
+};
+
+/** Whole milliseconds, at least 1: Redis's PEXPIRE takes a positive integer. */
+function ms(name: string, value: number): string {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`redisStore: ${name} must be a positive number of milliseconds, got ${value}`);
+  }
+  return String(Math.ceil(value));
+}
+
+/** The integer pair the claim script answers; anything else means the server is not what we think. */
+function claimResult(reply: unknown): ClaimResult {
+  if (Array.isArray(reply) && reply.length === 2) {
+    const [state, value] = reply.map(Number) as [number, number];
+    if (state === 0) return { state: 'acquired', attempt: value };
+    if (state === 1) return { state: 'in_progress', retryAfterMs: value };
+    if (state === 2) return { state: 'completed' };
+  }
+  throw new Error(`redisStore: unexpected reply to the claim script: ${JSON.stringify(reply)}`);
+}
+
+/**
+ * An idempotency store in Redis, shared by every receiver process that uses the same Redis and
+ * prefix. One Lua script call (one round trip) per operation, every expiry on the Redis server's
+ * clock, keys hash-tagged for Redis Cluster. Redis errors reject the operation's promise, which the
+ * receiver answers 503 (the service retries).
+ *
+ * @example
+ * import { createClient } from 'redis';
+ * import { createReceiver } from '@hookline/core';
+ * import { redisStore } from '@hookline/redis';
+ *
+ * const client = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store: redisStore({ client }) });
+ */
+export function redisStore(options: RedisStoreOptions): IdempotencyStore {
+  const run = scriptRunner(options.client);
+  const prefix = options.prefix ?? 'hookline:';
+  const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
+  const redisKey = (key: string): string => `${prefix}{${key}}`;
+
+  return {
+    async claim(key, token, leaseMs) {
+      return claimResult(await run(SCRIPTS.claim, redisKey(key), [token, ms('leaseMs', leaseMs), keep]));
+    },
+    async complete(key, token, retentionMs) {
+      return Number(await run(SCRIPTS.complete, redisKey(key), [token, ms('retentionMs', retentionMs)])) === 1;
+    },
+    async release(key, token) {
+      return Number(await run(SCRIPTS.release, redisKey(key), [token, keep])) === 1;
+    },
+    async extend(key, token, leaseMs) {
+      return Number(await run(SCRIPTS.extend, redisKey(key), [token, ms('leaseMs', leaseMs), keep])) === 1;
+    },
+  };
+}

@@ -1,0 +1,69 @@
+// Packs every publishable package (packages/*) with `pnpm pack`, the way `changeset publish` will:
+// `workspace:^` ranges become real versions and `files` decides what ships. Shared by
+// scripts/check-packages.mjs (publint + attw) and test/packaging (install the tarballs and run them).
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+const run = promisify(execFile);
+
+/** The monorepo root. */
+export const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+
+/** Every package folder under packages/ with a package.json that is not private, sorted by folder name. */
+export function listPackages(root = ROOT) {
+  const base = join(root, 'packages');
+  return readdirSync(base, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(base, entry.name, 'package.json')))
+    .map((entry) => {
+      const dir = join(base, entry.name);
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      return { folder: entry.name, dir, name: manifest.name, manifest };
+    })
+    .filter((pkg) => !pkg.manifest.private)
+    .sort((a, b) => a.folder.localeCompare(b.folder));
+}
+
+/** Every file path a package.json points at (exports targets except the source condition, main, module, types, bin). */
+export function manifestTargets(manifest) {
+  const targets = new Set();
+  const walk = (value, condition) => {
+    if (typeof value === 'string') {
+      // `@hookline/source` points at src/, which is checked as a shipped file separately.
+      if (condition !== '@hookline/source' && !value.includes('*')) targets.add(value);
+    } else if (value && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) walk(inner, key);
+    }
+  };
+  walk(manifest.exports);
+  for (const field of ['main', 'module', 'types', 'typings']) walk(manifest[field]);
+  walk(typeof manifest.bin === 'string' ? { bin: manifest.bin } : manifest.bin);
+  return [...targets].map((target) => target.replace(/^\.\//, ''));
+}
+
+/** The build outputs a package points at that are missing on disk (empty when it is built). */
+export function missingBuildFiles(pkg) {
+  return manifestTargets(pkg.manifest).filter((target) => !existsSync(join(pkg.dir, target)));
+}
+
+/**
+ * Packs one package into `destination` and returns the tarball's absolute path. `pnpm pack` (not
+ * `npm pack`) because only pnpm rewrites `workspace:^` to the version being published.
+ */
+export async function packPackage(pkg, destination) {
+  const { stdout } = await run('pnpm', ['pack', '--json', '--pack-destination', destination], {
+    cwd: pkg.dir,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  // pnpm 10 prints one JSON object; older ones printed the path as the last line.
+  const start = stdout.indexOf('{');
+  const filename = start >= 0 ? JSON.parse(stdout.slice(start)).filename : stdout.trim().split('\n').pop();
+  return resolve(destination, filename);
+}
+
+/** Packs every package concurrently; resolves to the packages with their `tarball` paths. */
+export async function packAll(destination, packages = listPackages()) {
+  return Promise.all(packages.map(async (pkg) => ({ ...pkg, tarball: await packPackage(pkg, destination) })));
+}

@@ -1,0 +1,133 @@
+// The in-process targets of the matrix: each framework serving the test receiver on 127.0.0.1.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createNodeHandler, type NodeRequest } from '@hookline/core';
+import { webhookHandler as expressWebhookHandler } from '@hookline/express';
+import { hooklinePlugin } from '@hookline/fastify';
+import { webhookHandler as honoWebhookHandler } from '@hookline/hono';
+import express4 from 'express4';
+import express5 from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import type { AdapterTarget } from './scenarios';
+import { createTestReceiver, type Run } from './test-receiver';
+
+/** A started target and how to stop it. */
+export type RunningTarget = AdapterTarget & { close(): Promise<void> };
+
+function listen(server: Server): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** One receiver for the good route, one for the misconfigured route, one list of runs. */
+function receivers() {
+  const runs: Run[] = [];
+  const record = (run: Run) => runs.push(run);
+  return { runs, receiver: createTestReceiver(record), misconfigured: createTestReceiver(record) };
+}
+
+/** Express 4 or 5: the route before `express.json()`, and one behind it. */
+export async function startExpress(version: 4 | 5): Promise<RunningTarget> {
+  const { runs, receiver, misconfigured } = receivers();
+  const express = version === 4 ? express4 : express5;
+  const app = express();
+  app.post('/webhooks', expressWebhookHandler(receiver));
+  app.use(express.json());
+  app.post('/misconfigured', expressWebhookHandler(misconfigured));
+  const server = createServer(app);
+  const base = await listen(server);
+  return {
+    url: `${base}/webhooks`,
+    misconfiguredUrl: `${base}/misconfigured`,
+    fixHint: 'express.raw(',
+    runs: async () => runs,
+    close: () => closeServer(server),
+  };
+}
+
+/** Hono on @hono/node-server; the misconfigured route sits behind a middleware that read `c.req.json()`. */
+export async function startHono(): Promise<RunningTarget> {
+  const { runs, receiver, misconfigured } = receivers();
+  const app = new Hono();
+  app.post('/webhooks', honoWebhookHandler(receiver));
+  app.use('/misconfigured', async (c, next) => {
+    await c.req.json();
+    await next();
+  });
+  app.post('/misconfigured', honoWebhookHandler(misconfigured));
+  const server = await new Promise<Server>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server));
+  });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: `${base}/webhooks`,
+    misconfiguredUrl: `${base}/misconfigured`,
+    fixHint: 'c.req.arrayBuffer()',
+    runs: async () => runs,
+    close: () => closeServer(server),
+  };
+}
+
+/** Fastify with the plugin; the misconfigured scope has a hook that drains the stream first. */
+export async function startFastify(): Promise<RunningTarget> {
+  const { runs, receiver, misconfigured } = receivers();
+  const app = Fastify();
+  await app.register(hooklinePlugin, { receiver, path: '/webhooks' });
+  await app.register(async (scope) => {
+    scope.addHook('preParsing', async (request, _reply, payload) => {
+      for await (const _chunk of request.raw) {
+        // a logging hook that reads the body and forgets to hand it on
+      }
+      return payload;
+    });
+    await scope.register(hooklinePlugin, { receiver: misconfigured, path: '/misconfigured' });
+  });
+  const base = await app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    url: `${base}/webhooks`,
+    misconfiguredUrl: `${base}/misconfigured`,
+    fixHint: 'preParsing',
+    runs: async () => runs,
+    close: () => app.close(),
+  };
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+/** node:http through the core bridge; the misconfigured path parses JSON into `req.body` first. */
+export async function startNodeHttp(): Promise<RunningTarget> {
+  const { runs, receiver, misconfigured } = receivers();
+  const webhooks = createNodeHandler(receiver, { path: '/webhooks' });
+  const parsedFirst = createNodeHandler(misconfigured, { path: '/misconfigured' });
+  const server = createServer((req: NodeRequest, res) => {
+    if (req.url !== '/misconfigured') return void webhooks(req, res);
+    readJson(req).then(
+      (body) => {
+        req.body = body;
+        return parsedFirst(req, res);
+      },
+      () => res.destroy(),
+    );
+  });
+  const base = await listen(server);
+  return {
+    url: `${base}/webhooks`,
+    misconfiguredUrl: `${base}/misconfigured`,
+    fixHint: 'raw parser',
+    runs: async () => runs,
+    close: () => closeServer(server),
+  };
+}

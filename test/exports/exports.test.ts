@@ -1,0 +1,159 @@
+// The public API, pinned: the runtime export names of every package entry point, sorted. A change here
+// is an API change: make it on purpose, update the list in the same commit, and add a changeset
+// (`pnpm changeset`) saying what users gain or must change. (Types are pinned by the *.test-d.ts tests.)
+//
+// Each entry point is imported by name, through the `@hookline/source` condition (src/). When the
+// packages are built (CI builds before testing), the ESM build must export exactly the same names:
+// a re-export tsup dropped would show here.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { listPackages } from '../../scripts/pack-packages.mjs';
+
+// One list per entry point: the lead updates them when the packages being written settle.
+const CORE_EXPORTS = [
+  'DELIVERY_ID_HEADER',
+  'EVENT_CATALOGUE',
+  'EVENT_GROUPS',
+  'EVENT_HEADER',
+  'EVENT_NAMES',
+  'HooklineError',
+  'MIN_RETENTION_MS',
+  'PermanentFailure',
+  'SERVICE_TIMEOUT_MS',
+  'SIGNATURE_HEADER',
+  'STATUS_BY_CODE',
+  'createNodeHandler',
+  'createReceiver',
+  'errorAnswer',
+  'isServiceEventName',
+  'memoryStore',
+  'parseEnvelope',
+  'readHeader',
+  'readNodeBody',
+  'readRequestBody',
+  'verifySignature',
+  'writeNodeAnswer',
+];
+const EXPRESS_EXPORTS = ['webhookHandler'];
+const HONO_EXPORTS = ['webhookHandler'];
+const NEXT_EXPORTS = ['pagesApiConfig', 'webhookApiRoute', 'webhookRoute'];
+const FASTIFY_EXPORTS = ['hooklinePlugin'];
+const REDIS_EXPORTS = ['redisStore'];
+const POSTGRES_EXPORTS = ['DEFAULT_TABLE', 'SCHEMA_SQL', 'postgresStore', 'schemaSql'];
+const TESTING_EXPORTS = [
+  'FIXTURE_SECRET',
+  'HEADER_NAMES',
+  'RAW_FIXTURES',
+  'RETRY_SCHEDULE_MS',
+  'SERVICE_TIMEOUT_MS',
+  'createDelivery',
+  'createId',
+  'createManualClock',
+  'createPhoneNumber',
+  'createServiceSimulator',
+  'createSignedPayload',
+  'createSignedRequest',
+  'describeStoreConformance',
+  'fixtures',
+  'formatAttemptTable',
+  'formatDuration',
+  'formatSummary',
+  'peekEnvelope',
+  'probeTcp',
+  'requireServer',
+  'serializeDelivery',
+  'sign',
+  'summarise',
+  'systemClock',
+  'toBytes',
+];
+const TESTING_KIT_EXPORTS = [
+  'FIXTURE_SECRET',
+  'HEADER_NAMES',
+  'RAW_FIXTURES',
+  'RETRY_SCHEDULE_MS',
+  'SERVICE_TIMEOUT_MS',
+  'createDelivery',
+  'createId',
+  'createManualClock',
+  'createPhoneNumber',
+  'createServiceSimulator',
+  'createSignedPayload',
+  'createSignedRequest',
+  'fixtures',
+  'formatAttemptTable',
+  'formatDuration',
+  'formatSummary',
+  'peekEnvelope',
+  'serializeDelivery',
+  'sign',
+  'summarise',
+  'systemClock',
+  'toBytes',
+];
+const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
+
+/** Every entry point users import, with its pinned list. */
+const PINNED: Record<string, readonly string[]> = {
+  '@hookline/core': CORE_EXPORTS,
+  '@hookline/express': EXPRESS_EXPORTS,
+  '@hookline/hono': HONO_EXPORTS,
+  '@hookline/next': NEXT_EXPORTS,
+  '@hookline/fastify': FASTIFY_EXPORTS,
+  '@hookline/redis': REDIS_EXPORTS,
+  '@hookline/postgres': POSTGRES_EXPORTS,
+  '@hookline/testing': TESTING_EXPORTS,
+  '@hookline/testing/kit': TESTING_KIT_EXPORTS,
+  '@hookline/cli': CLI_EXPORTS,
+};
+
+const packages = listPackages();
+
+/** Every entry point the package.json files declare (package.json itself aside). */
+const declared = packages.flatMap((pkg) =>
+  Object.keys(pkg.manifest.exports ?? {})
+    .filter((subpath) => subpath !== './package.json')
+    .map((subpath) => (subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`)),
+);
+
+/** The ESM build file an entry point resolves to for `import`. */
+function esmBuild(specifier: string): string | undefined {
+  const pkg = packages.find((candidate) => specifier === candidate.name || specifier.startsWith(`${candidate.name}/`));
+  if (!pkg) return undefined;
+  const subpath = specifier === pkg.name ? '.' : `./${specifier.slice(pkg.name.length + 1)}`;
+  const entry = pkg.manifest.exports?.[subpath] as { import?: { default?: string } | string } | undefined;
+  const target = typeof entry?.import === 'string' ? entry.import : entry?.import?.default;
+  return target === undefined ? undefined : join(pkg.dir, target);
+}
+
+const exportNames = (namespace: object): string[] =>
+  Object.keys(namespace)
+    .filter((key) => key !== 'default')
+    .sort();
+
+describe('public API', () => {
+  it('pins every entry point the packages declare, and only those', () => {
+    expect(Object.keys(PINNED).sort()).toEqual([...declared].sort());
+  });
+
+  for (const [specifier, expected] of Object.entries(PINNED)) {
+    it(`${specifier} exports exactly its pinned names`, async () => {
+      const namespace: object = await import(/* @vite-ignore */ specifier);
+      expect(exportNames(namespace)).toEqual([...expected].sort());
+    });
+
+    it(`${specifier}: the ESM build exports the same names as the source`, async (context) => {
+      const build = esmBuild(specifier);
+      if (build === undefined || !existsSync(build)) {
+        if (process.env.CI) throw new Error(`${specifier} is not built (${build ?? 'no import condition'}): CI builds before testing`);
+        console.warn(`skipping the build comparison for ${specifier}: not built; run \`pnpm build\``);
+        context.skip();
+        return;
+      }
+      const namespace: object = await import(/* @vite-ignore */ pathToFileURL(build).href);
+      expect(exportNames(namespace)).toEqual([...expected].sort());
+    });
+  }
+});

@@ -1,0 +1,237 @@
+// What a user gets from npm: every package is packed with `pnpm pack` (the bytes `changeset publish`
+// uploads), the tarballs are installed with npm into four fresh projects outside the workspace, and each
+// project runs a signed delivery through createReceiver → handle() and fetch():
+//   - ESM (.mjs, import) and CommonJS (.cjs, require), run on the Node running this test;
+//   - TypeScript with moduleResolution node16 (an ESM .ts and a CommonJS .cts, skipLibCheck off) and
+//     with moduleResolution bundler, type-checked with tsc, then run from tsc's output.
+// Core and @hookline/testing/kit are exercised; every other entry point is imported (peers are linked
+// from the workspace's own install, so nothing is fetched for them). Needs `pnpm build` first, which
+// .ci/run does; on a developer's machine without a build it is skipped with the reason printed.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listPackages, missingBuildFiles, packAll, ROOT, type PackedPackage } from '../../scripts/pack-packages.mjs';
+import { bundlerProgram, cjsProgram, type ConsumerReport, esmProgram, node16Program, node16RequireProgram } from './consumers';
+
+const exec = promisify(execFile);
+
+const packages = listPackages();
+const unbuilt = packages.filter((pkg) => missingBuildFiles(pkg).length > 0).map((pkg) => pkg.name);
+const skipReason =
+  unbuilt.length > 0 && !process.env.CI ? `packaging test skipped: ${unbuilt.join(', ')} not built; run \`pnpm build\` first` : undefined;
+if (skipReason) console.warn(skipReason);
+
+/** Every entry point of every package, as a user imports it (`@hookline/testing/kit`…), package.json aside. */
+const entryPoints = packages.flatMap((pkg) =>
+  Object.keys(pkg.manifest.exports ?? { '.': null })
+    .filter((subpath) => subpath !== './package.json' && !subpath.includes('*'))
+    .map((subpath) => (subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`)),
+);
+
+/**
+ * Entry points that cannot be require()d, and why: the CommonJS project asserts that they throw, so
+ * this list is removed as soon as it is out of date.
+ */
+const NOT_REQUIRABLE: Record<string, string> = {
+  // Its store conformance suite imports vitest, which is ESM-only; CommonJS users take @hookline/testing/kit.
+  '@hookline/testing': 'Vitest cannot be imported in a CommonJS module',
+};
+
+/** The child processes' environment, without what `npm test` sets for its own scripts (prefix, cache flags…). */
+const childEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')),
+) as NodeJS.ProcessEnv;
+
+/** Where the workspace has a package installed (for peers: the user installs them, we link ours). */
+function workspaceCopy(name: string, owner?: string): string | undefined {
+  const places = [join(ROOT, 'test', 'node_modules'), ...(owner ? [join(owner, 'node_modules')] : []), join(ROOT, 'node_modules')];
+  const found = places.map((place) => join(place, name)).find((path) => existsSync(join(path, 'package.json')));
+  return found === undefined ? undefined : realpathSync(found);
+}
+
+function link(project: string, name: string, target: string): void {
+  const at = join(project, 'node_modules', name);
+  if (existsSync(at)) return;
+  mkdirSync(dirname(at), { recursive: true });
+  symlinkSync(target, at, 'dir');
+}
+
+async function run(file: string, args: string[], cwd: string): Promise<string> {
+  try {
+    const { stdout } = await exec(file, args, { cwd, env: childEnv, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' });
+    return stdout;
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${basename(file)} ${args.join(' ')} failed in ${cwd}:\n${stdout}\n${stderr}`, { cause: error });
+  }
+}
+
+/** The JSON report a consumer printed last. */
+function lastJsonLine<T>(stdout: string): T {
+  const line = stdout.trim().split('\n').pop() ?? '';
+  return JSON.parse(line) as T;
+}
+
+interface ProjectShape {
+  type: 'module' | 'commonjs';
+  files: Record<string, string>;
+  tsconfig?: Record<string, unknown>;
+}
+
+/** Creates a project depending on every tarball, installs it with npm, links peers and @types/node. */
+async function createProject(work: string, name: string, packed: PackedPackage[], shape: ProjectShape): Promise<string> {
+  const project = join(work, name);
+  mkdirSync(project, { recursive: true });
+  const dependencies = Object.fromEntries(packed.map((pkg) => [pkg.name, `file:${pkg.tarball}`]));
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true, type: shape.type, dependencies }));
+  for (const [file, text] of Object.entries(shape.files)) {
+    mkdirSync(dirname(join(project, file)), { recursive: true });
+    writeFileSync(join(project, file), text);
+  }
+  if (shape.tsconfig) writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(shape.tsconfig, null, 2));
+  // Only local tarballs: nothing to fetch. Peers are left to us (--legacy-peer-deps), as a user installs their own framework.
+  await run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--legacy-peer-deps',
+      '--ignore-scripts',
+      '--no-package-lock',
+      '--loglevel=error',
+    ],
+    project,
+  );
+  for (const pkg of packed) {
+    for (const peer of Object.keys(pkg.manifest.peerDependencies ?? {})) {
+      const target = workspaceCopy(peer, pkg.dir);
+      if (target) link(project, peer, target);
+    }
+  }
+  const typesNode = workspaceCopy('@types/node');
+  if (shape.tsconfig && typesNode) link(project, '@types/node', typesNode);
+  return project;
+}
+
+const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+/**
+ * A budget, not an assertion: a strict tsc over @types/node takes ~10 s alone and several times that
+ * when the whole suite (and the Node matrix) shares the machine.
+ */
+const TSC_TEST_TIMEOUT_MS = 180_000;
+const strictTs = { target: 'ES2022', strict: true, types: ['node'], outDir: 'out', rootDir: 'src', declaration: false };
+
+function expectScenario(report: ConsumerReport): void {
+  expect(report.statuses).toEqual([200, 200, 200, 401]);
+  expect(JSON.parse(report.bodies[0] ?? '')).toEqual({ ok: true });
+  expect(JSON.parse(report.bodies[1] ?? '')).toEqual({ ok: true, duplicate: true });
+  expect(JSON.parse(report.bodies[2] ?? '')).toEqual({ ok: true });
+  // The duplicate did not run the handler again; the fetch() delivery did run it.
+  expect(report.seen).toEqual(['msg_packaging', 'msg_packaging']);
+}
+
+function expectImports(report: ConsumerReport, specifiers: string[], failing: Record<string, string> = {}): void {
+  expect(Object.keys(report.imports).sort()).toEqual([...specifiers].sort());
+  for (const [specifier, result] of Object.entries(report.imports)) {
+    const reason = failing[specifier];
+    if (reason === undefined) expect(typeof result, `${specifier}: ${result}`).toBe('number');
+    else expect(String(result), `${specifier} loads now: take it out of NOT_REQUIRABLE`).toContain(reason);
+  }
+}
+
+describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into fresh projects', () => {
+  let work = '';
+  const projects: Record<'esm' | 'cjs' | 'node16' | 'bundler', Promise<string>> = {} as never;
+
+  beforeAll(async () => {
+    if (unbuilt.length > 0) throw new Error(`${unbuilt.join(', ')} not built: run \`pnpm build\` before the tests (.ci/run does)`);
+    work = mkdtempSync(join(tmpdir(), 'hookline-packaging-'));
+    const tarballs = join(work, 'tarballs');
+    mkdirSync(tarballs);
+    const packed = await packAll(tarballs, packages);
+    const others = entryPoints.filter((specifier) => specifier !== '@hookline/core' && specifier !== '@hookline/testing/kit');
+    projects.esm = createProject(work, 'esm', packed, { type: 'module', files: { 'index.mjs': esmProgram(entryPoints) } });
+    projects.cjs = createProject(work, 'cjs', packed, { type: 'commonjs', files: { 'index.cjs': cjsProgram(entryPoints) } });
+    projects.node16 = createProject(work, 'node16', packed, {
+      type: 'module',
+      files: { 'src/index.ts': node16Program(), 'src/require.cts': node16RequireProgram() },
+      tsconfig: {
+        compilerOptions: { ...strictTs, module: 'node16', moduleResolution: 'node16', lib: ['ES2022'], skipLibCheck: false },
+        include: ['src'],
+      },
+    });
+    projects.bundler = createProject(work, 'bundler', packed, {
+      type: 'module',
+      files: { 'src/index.ts': bundlerProgram(others) },
+      tsconfig: {
+        compilerOptions: { ...strictTs, module: 'ESNext', moduleResolution: 'bundler', lib: ['ES2022', 'DOM'], skipLibCheck: true },
+        include: ['src'],
+      },
+    });
+    // Installs run concurrently; wait for all so a failure is reported here, once.
+    await Promise.all(Object.values(projects));
+  });
+
+  afterAll(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it.concurrent('ESM: import every entry point and handle a signed delivery', async () => {
+    const report = lastJsonLine<ConsumerReport>(await run(process.execPath, ['index.mjs'], await projects.esm));
+    expectScenario(report);
+    expectImports(report, entryPoints);
+  });
+
+  it.concurrent('CommonJS: require every entry point and handle a signed delivery', async () => {
+    const report = lastJsonLine<ConsumerReport>(await run(process.execPath, ['index.cjs'], await projects.cjs));
+    expectScenario(report);
+    expectImports(report, entryPoints, NOT_REQUIRABLE);
+  });
+
+  it.concurrent('every bin npm linked runs (`--version` prints the package version)', async () => {
+    const project = await projects.esm;
+    const bins = packages.flatMap((pkg) => {
+      const { bin } = pkg.manifest;
+      const names = typeof bin === 'string' ? [pkg.name.split('/').pop() ?? pkg.name] : Object.keys(bin ?? {});
+      return names.map((name) => ({ name, version: pkg.manifest.version }));
+    });
+    for (const { name, version } of bins) {
+      // Run through the link npm made, so the shebang and the executable bit are what is tested.
+      expect((await run(join(project, 'node_modules', '.bin', name), ['--version'], project)).trim()).toBe(version);
+    }
+  });
+
+  it.concurrent(
+    'TypeScript, moduleResolution node16: type-checks (ESM and .cts) and runs',
+    async () => {
+      const project = await projects.node16;
+      await run(process.execPath, [tsc, '-p', 'tsconfig.json'], project);
+      expectScenario(lastJsonLine<ConsumerReport>(await run(process.execPath, ['out/index.js'], project)));
+      expect(lastJsonLine(await run(process.execPath, ['out/require.cjs'], project))).toEqual({
+        verified: true,
+        maxBodyBytes: 1024 * 1024,
+      });
+    },
+    TSC_TEST_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    'TypeScript, moduleResolution bundler: every entry point has types; runs',
+    async () => {
+      const project = await projects.bundler;
+      await run(process.execPath, [tsc, '-p', 'tsconfig.json'], project);
+      const report = lastJsonLine<ConsumerReport>(await run(process.execPath, ['out/index.js'], project));
+      expectScenario(report);
+      expectImports(
+        report,
+        entryPoints.filter((specifier) => specifier !== '@hookline/core' && specifier !== '@hookline/testing/kit'),
+      );
+    },
+    TSC_TEST_TIMEOUT_MS,
+  );
+});

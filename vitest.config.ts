@@ -1,0 +1,26 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests read every package's src/ through the `@hookline/source` export condition: no build needed.
+const conditions = ['@hookline/source', 'import', 'module', 'node', 'default'];
+
+export default defineConfig({
+  resolve: { conditions },
+  // Vitest hands ssr.resolve.conditions to Node as --conditions: 'import' there makes CJS packages'
+  // require() load ESM builds (pg → pg-pool breaks), so Node gets only the source condition.
+  ssr: { resolve: { conditions: ['@hookline/source', 'node', 'development|production'], externalConditions: ['@hookline/source'] } },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts', 'bench/src/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**', '**/.next/**'],
+    typecheck: {
+      enabled: true,
+      include: ['packages/*/src/**/*.test-d.ts', 'test/**/*.test-d.ts'],
+      tsconfig: './tsconfig.json',
+    },
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    // One JSON report per run; .ci/run's Node matrix names each its own (HOOKLINE_VITEST_REPORT) and sums them.
+    reporters: process.env.CI
+      ? ['default', ['json', { outputFile: process.env.HOOKLINE_VITEST_REPORT ?? '.vitest-results.json' }]]
+      : ['default'],
+  },
+});
