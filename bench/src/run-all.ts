@@ -36,10 +36,16 @@ function suites(only: readonly string[]): string[] {
  */
 function buildPackages(): { conditions: string[]; note: string } {
   process.stderr.write('> pnpm build (benchmarks run against the built dist/)\n');
-  const build = spawnSync('pnpm', ['-r', '--filter', './packages/*', 'run', 'build'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  const build = spawnSync('pnpm', ['-r', '--filter', './packages/*', 'run', 'build'], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (build.status === 0) return { conditions: [], note: 'the built packages (dist/, as published)' };
   process.stderr.write('! the build failed: running against the sources (src/ through tsx)\n');
-  return { conditions: ['--conditions=@hookline/source'], note: 'the sources (src/ through tsx: the build failed at the time of this run)' };
+  return {
+    conditions: ['--conditions=@hookline/source'],
+    note: 'the sources (src/ through tsx: the build failed at the time of this run)',
+  };
 }
 
 function runSuite(name: string, conditions: readonly string[]): Promise<{ ok: boolean; markdown: string; seconds: number }> {
@@ -55,7 +61,11 @@ function runSuite(name: string, conditions: readonly string[]): Promise<{ ok: bo
     child.on('exit', (code) => {
       const seconds = Math.round((Date.now() - started) / 1000);
       const ok = code === 0 && out.trim().length > 0;
-      resolve({ ok, seconds, markdown: ok ? out.trim() : `## ${name}\n\n_This suite failed (exit code ${code}); see the console output of \`pnpm bench\`._` });
+      resolve({
+        ok,
+        seconds,
+        markdown: ok ? out.trim() : `## ${name}\n\n_This suite failed (exit code ${code}); see the console output of \`pnpm bench\`._`,
+      });
     });
   });
 }

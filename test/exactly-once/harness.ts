@@ -74,7 +74,13 @@ export async function startReceiver(env: Record<string, string>): Promise<Receiv
     const seen = lines.find(predicate);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const waiter = { predicate, resolve: (line: Record<string, unknown>) => (clearTimeout(timer), resolve(line)) };
+      const waiter = {
+        predicate,
+        resolve: (line: Record<string, unknown>) => {
+          clearTimeout(timer);
+          resolve(line);
+        },
+      };
       const timer = setTimeout(() => {
         waiters.delete(waiter);
         reject(new Error(`receiver process: no matching line within ${timeoutMs} ms; stderr: ${stderr}`));
@@ -210,9 +216,13 @@ export async function startOwnRedis() {
   const dir = mkdtempSync(join(tmpdir(), 'hookline-redis-'));
   let child: ChildProcess | undefined;
   const start = async () => {
-    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child = proc;
     await new Promise<void>((resolve, reject) => {
       let output = '';

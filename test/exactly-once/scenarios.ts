@@ -1,6 +1,6 @@
 // The three scenarios, run against each shared store by redis.test.ts and postgres.test.ts.
 import { expect } from 'vitest';
-import { createRecords, deliver, newDeliveryId, pool, signedDelivery, sleep, type ReceiverProcess } from './harness';
+import { type createRecords, deliver, newDeliveryId, pool, signedDelivery, sleep, type ReceiverProcess } from './harness';
 
 type Records = Awaited<ReturnType<typeof createRecords>>;
 const isOk = (status: number) => status >= 200 && status < 300;
@@ -56,15 +56,24 @@ export async function crashMidHandler(victim: ReceiverProcess, survivors: Receiv
   const delivery = signedDelivery(id, { hangFirst: true });
   let early: string | undefined;
   void fetch(`http://127.0.0.1:${victim.port}/webhooks`, { method: 'POST', body: delivery.body, headers: delivery.headers }).then(
-    async (response) => void (early = `${response.status} ${await response.text()}`),
+    async (response) => {
+      early = `${response.status} ${await response.text()}`;
+    },
     () => {},
   );
-  await victim.waitForLine((line) => line.started === id).catch((error: Error) => {
-    throw new Error(`${error.message}; the victim answered: ${early ?? 'nothing yet'}`);
-  });
+  await victim
+    .waitForLine((line) => line.started === id)
+    .catch((error: Error) => {
+      throw new Error(`${error.message}; the victim answered: ${early ?? 'nothing yet'}`);
+    });
   victim.child.kill('SIGKILL');
   const statuses: number[] = [];
-  await deliver(() => survivors.map((r) => r.port), 0, delivery, (status) => void statuses.push(status));
+  await deliver(
+    () => survivors.map((r) => r.port),
+    0,
+    delivery,
+    (status) => void statuses.push(status),
+  );
   expect(statuses[0]).toBe(409); // the dead process's lease was still live
   expect(statuses.at(-1)).toBe(200);
   expect((await records.of([id])).get(id)).toMatchObject({ delivery_id: id, runs: 1, attempt: 2 });

@@ -27,17 +27,31 @@ function bodyOfSize(size: number): string {
 describe('bodies (receiver.handle)', () => {
   it('empty body: 400 VALIDATION_ERROR body/invalid_json, nothing runs', async () => {
     const r = await answerFor('');
-    expect([r.status, r.error?.code, r.error?.details, r.ran]).toEqual([400, 'VALIDATION_ERROR', { field: 'body', issue: 'invalid_json' }, 0]);
+    expect([r.status, r.error?.code, r.error?.details, r.ran]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      { field: 'body', issue: 'invalid_json' },
+      0,
+    ]);
   });
 
   it('empty body without a signature: 401 INVALID_SIGNATURE missing', async () => {
     const r = await answerFor('', {});
-    expect([r.status, r.error?.code, r.error?.details]).toEqual([401, 'INVALID_SIGNATURE', { field: 'x-service-signature', issue: 'missing' }]);
+    expect([r.status, r.error?.code, r.error?.details]).toEqual([
+      401,
+      'INVALID_SIGNATURE',
+      { field: 'x-service-signature', issue: 'missing' },
+    ]);
   });
 
   it.each(['{"event":', 'not json', '{"a":1}}', '\u0000'])('non-JSON %j: 400 body/invalid_json', async (text) => {
     const r = await answerFor(text);
-    expect([r.status, r.error?.code, r.error?.details, r.ran]).toEqual([400, 'VALIDATION_ERROR', { field: 'body', issue: 'invalid_json' }, 0]);
+    expect([r.status, r.error?.code, r.error?.details, r.ran]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      { field: 'body', issue: 'invalid_json' },
+      0,
+    ]);
   });
 
   it('invalid UTF-8: 400 body/not_utf8', async () => {
@@ -45,10 +59,18 @@ describe('bodies (receiver.handle)', () => {
     expect([r.status, r.error?.details]).toEqual([400, { field: 'body', issue: 'not_utf8' }]);
   });
 
-  it.each(['[]', '"delivery"', '42', 'null', 'true', '[{"event":"message.inbound"}]'])('JSON that is not an object %s: 400 body/not_an_object', async (text) => {
-    const r = await answerFor(text);
-    expect([r.status, r.error?.code, r.error?.details, r.ran]).toEqual([400, 'VALIDATION_ERROR', { field: 'body', issue: 'not_an_object' }, 0]);
-  });
+  it.each(['[]', '"delivery"', '42', 'null', 'true', '[{"event":"message.inbound"}]'])(
+    'JSON that is not an object %s: 400 body/not_an_object',
+    async (text) => {
+      const r = await answerFor(text);
+      expect([r.status, r.error?.code, r.error?.details, r.ran]).toEqual([
+        400,
+        'VALIDATION_ERROR',
+        { field: 'body', issue: 'not_an_object' },
+        0,
+      ]);
+    },
+  );
 
   it('100,000 nested arrays inside data: no stack overflow, delivered as is (200)', async () => {
     const depth = 100_000;
@@ -56,7 +78,7 @@ describe('bodies (receiver.handle)', () => {
     const big = recordingReceiver();
     const answer = await big.receiver.handle({ body: new TextEncoder().encode(body), headers: serviceHeaders(body) });
     expect([answer.status, big.seen.length]).toEqual([200, 1]);
-    let node = (big.seen[0]?.data as { deep: unknown }).deep;
+    let node = (big.seen[0]?.data as { deep: unknown } | undefined)?.deep;
     let levels = 0;
     while (Array.isArray(node) && node.length > 0) {
       node = node[0];
@@ -77,10 +99,14 @@ describe('bodies (receiver.handle)', () => {
     const body = deliveryBody({ text });
     const ok = await big.receiver.handle({ body: new TextEncoder().encode(body), headers: serviceHeaders(body) });
     expect(ok.status).toBe(200);
-    expect((big.seen[0]?.data as { text: string }).text).toBe(text);
+    expect((big.seen[0]?.data as { text: string } | undefined)?.text).toBe(text);
     const over = deliveryBody({ text: `${text}${text}` });
     const refused = await big.receiver.handle({ body: new TextEncoder().encode(over), headers: serviceHeaders(over) });
-    expect([refused.status, errorOf(refused.body).code, errorOf(refused.body).details]).toEqual([413, 'PAYLOAD_TOO_LARGE', { limit: 8 * 1024 * 1024 }]);
+    expect([refused.status, errorOf(refused.body).code, errorOf(refused.body).details]).toEqual([
+      413,
+      'PAYLOAD_TOO_LARGE',
+      { limit: 8 * 1024 * 1024 },
+    ]);
   });
 
   it.each([
@@ -92,7 +118,8 @@ describe('bodies (receiver.handle)', () => {
     expect(Buffer.byteLength(body)).toBe(size);
     const r = await answerFor(body);
     expect(r.status).toBe(status);
-    if (status === 413) expect([r.error?.code, r.error?.details, r.answer.headers.connection]).toEqual(['PAYLOAD_TOO_LARGE', { limit: LIMIT }, 'close']);
+    if (status === 413)
+      expect([r.error?.code, r.error?.details, r.answer.headers.connection]).toEqual(['PAYLOAD_TOO_LARGE', { limit: LIMIT }, 'close']);
   });
 });
 
@@ -100,9 +127,18 @@ describe('headers (receiver.handle)', () => {
   it('duplicate signature headers (node gives an array): 401 malformed even when one is right', async () => {
     const body = deliveryBody({});
     const good = sign(body, SECRET);
-    for (const values of [[good, good], [good, '0'.repeat(64)], ['0'.repeat(64), good]]) {
+    for (const values of [
+      [good, good],
+      [good, '0'.repeat(64)],
+      ['0'.repeat(64), good],
+    ]) {
       const r = await answerFor(body, { 'x-service-signature': values });
-      expect([r.status, r.error?.code, r.error?.details, r.ran]).toEqual([401, 'INVALID_SIGNATURE', { field: 'x-service-signature', issue: 'malformed' }, 0]);
+      expect([r.status, r.error?.code, r.error?.details, r.ran]).toEqual([
+        401,
+        'INVALID_SIGNATURE',
+        { field: 'x-service-signature', issue: 'malformed' },
+        0,
+      ]);
     }
   });
 
@@ -144,13 +180,17 @@ describe('transport (node:http bridge, raw TCP)', () => {
     const body = bodyOfSize(LIMIT * 3);
     const chunk = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
     const before = seen.length;
-    const r = await rawRequest(server.port, [
-      head({ ...serviceHeaders(body), 'transfer-encoding': 'chunked' }),
-      chunk(body.slice(0, LIMIT)),
-      chunk(body.slice(LIMIT, LIMIT * 2)),
-      chunk(body.slice(LIMIT * 2)),
-      '0\r\n\r\n',
-    ], { gapMs: 20 });
+    const r = await rawRequest(
+      server.port,
+      [
+        head({ ...serviceHeaders(body), 'transfer-encoding': 'chunked' }),
+        chunk(body.slice(0, LIMIT)),
+        chunk(body.slice(LIMIT, LIMIT * 2)),
+        chunk(body.slice(LIMIT * 2)),
+        '0\r\n\r\n',
+      ],
+      { gapMs: 20 },
+    );
     expect(r.statuses[0]).toBe(413);
     expect(r.text).toContain('"code":"PAYLOAD_TOO_LARGE"');
     expect(r.text.toLowerCase()).toContain('connection: close');
@@ -162,7 +202,11 @@ describe('transport (node:http bridge, raw TCP)', () => {
     const body = deliveryBody({ via: 'chunked' });
     const half = Math.floor(body.length / 2);
     const chunk = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
-    const r = await rawRequest(server.port, [head({ ...serviceHeaders(body), 'transfer-encoding': 'chunked' }), chunk(body.slice(0, half)), chunk(body.slice(half)), '0\r\n\r\n'], { idleMs: 500 });
+    const r = await rawRequest(
+      server.port,
+      [head({ ...serviceHeaders(body), 'transfer-encoding': 'chunked' }), chunk(body.slice(0, half)), chunk(body.slice(half)), '0\r\n\r\n'],
+      { idleMs: 500 },
+    );
     expect(r.statuses).toEqual([200]);
   });
 
@@ -175,7 +219,11 @@ describe('transport (node:http bridge, raw TCP)', () => {
   it('Content-Length larger than the bytes sent: never answered 2xx, the connection is closed by requestTimeout', async () => {
     const body = deliveryBody({});
     const before = seen.length;
-    const r = await rawRequest(server.port, [head({ ...serviceHeaders(body), 'content-length': String(Buffer.byteLength(body) + 100) }), body], { idleMs: 10_000 });
+    const r = await rawRequest(
+      server.port,
+      [head({ ...serviceHeaders(body), 'content-length': String(Buffer.byteLength(body) + 100) }), body],
+      { idleMs: 10_000 },
+    );
     expect(r.closedByServer).toBe(true);
     expect(r.statuses.every((s) => s >= 400)).toBe(true); // node answers 408, or just closes
     expect(seen.length).toBe(before);
@@ -186,7 +234,10 @@ describe('transport (node:http bridge, raw TCP)', () => {
     // request that node's parser answers 400 and closes on, whichever is written first.
     const body = deliveryBody({});
     const before = seen.length;
-    const r = await rawRequest(server.port, [head({ ...serviceHeaders(body), 'content-length': String(Buffer.byteLength(body) - 10) }), body]);
+    const r = await rawRequest(server.port, [
+      head({ ...serviceHeaders(body), 'content-length': String(Buffer.byteLength(body) - 10) }),
+      body,
+    ]);
     expect(r.statuses.length).toBeGreaterThan(0);
     expect(r.statuses.every((s) => s === 400 || s === 401)).toBe(true);
     expect(r.closedByServer).toBe(true);
@@ -220,7 +271,11 @@ describe('transport (node:http bridge, raw TCP)', () => {
   it('slow-loris body (headers done, body trickling): the server closes the connection (requestTimeout), nothing runs', async () => {
     const body = deliveryBody({});
     const before = seen.length;
-    const r = await rawRequest(server.port, [head({ ...serviceHeaders(body), 'content-length': String(Buffer.byteLength(body)) }), ...body.split('')], { gapMs: 25, idleMs: 10_000 });
+    const r = await rawRequest(
+      server.port,
+      [head({ ...serviceHeaders(body), 'content-length': String(Buffer.byteLength(body)) }), ...body.split('')],
+      { gapMs: 25, idleMs: 10_000 },
+    );
     expect(r.closedByServer).toBe(true);
     expect(r.statuses.every((s) => s >= 400)).toBe(true);
     expect(seen.length).toBe(before);

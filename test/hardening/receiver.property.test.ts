@@ -26,7 +26,11 @@ const bodyArb = fc.oneof(
   fc.uint8Array({ maxLength: 512 }),
   fc.json().map((text) => new TextEncoder().encode(text)),
   fc
-    .record({ event: fc.constantFrom(...EVENT_NAMES), deliveryId: fc.string().map((s) => `wdl_${s}x`), data: fc.dictionary(fc.string(), fc.jsonValue()) })
+    .record({
+      event: fc.constantFrom(...EVENT_NAMES),
+      deliveryId: fc.string().map((s) => `wdl_${s}x`),
+      data: fc.dictionary(fc.string(), fc.jsonValue()),
+    })
     .map((d) => new TextEncoder().encode(JSON.stringify({ ...d, timestamp: new Date().toISOString() }))),
 );
 const hmac = (body: Uint8Array, secret: string) => createHmac('sha256', secret).update(body).digest('hex');
@@ -108,19 +112,29 @@ describe('valid deliveries round-trip', () => {
 
   beforeAll(async () => {
     const direct = recordingReceiver();
-    entry['receiver.handle'] = { seen: direct.seen, send: async (body, headers) => (await direct.receiver.handle({ body, headers })).status };
+    entry['receiver.handle'] = {
+      seen: direct.seen,
+      send: async (body, headers) => (await direct.receiver.handle({ body, headers })).status,
+    };
 
     const viaFetch = recordingReceiver();
     entry['receiver.fetch'] = {
       seen: viaFetch.seen,
-      send: async (body, headers) => (await viaFetch.receiver.fetch(new Request('http://localhost/webhooks', { method: 'POST', body, headers }))).status,
+      send: async (body, headers) =>
+        (await viaFetch.receiver.fetch(new Request('http://localhost/webhooks', { method: 'POST', body, headers }))).status,
     };
 
     const viaHono = recordingReceiver();
     const app = new Hono().post('/webhooks', honoHandler(viaHono.receiver));
-    entry['@hookline/hono'] = { seen: viaHono.seen, send: async (body, headers) => (await app.request('/webhooks', { method: 'POST', body, headers })).status };
+    entry['@hookline/hono'] = {
+      seen: viaHono.seen,
+      send: async (body, headers) => (await app.request('/webhooks', { method: 'POST', body, headers })).status,
+    };
 
-    const post = (url: string): Send => async (body, headers) => (await fetch(url, { method: 'POST', body, headers })).status;
+    const post =
+      (url: string): Send =>
+      async (body, headers) =>
+        (await fetch(url, { method: 'POST', body, headers })).status;
     const viaNode = recordingReceiver();
     const node = await nodeServer(viaNode.receiver);
     servers.push(node);
@@ -147,7 +161,12 @@ describe('valid deliveries round-trip', () => {
         await fc.assert(
           fc.asyncProperty(deliveryArb, async (d) => {
             const { deliveryId, body, expectedData, signature } = encode(d);
-            const status = await send(body, { 'content-type': 'application/json', 'x-service-signature': signature, 'x-service-event': d.event, 'x-service-delivery-id': deliveryId });
+            const status = await send(body, {
+              'content-type': 'application/json',
+              'x-service-signature': signature,
+              'x-service-event': d.event,
+              'x-service-delivery-id': deliveryId,
+            });
             expect(status).toBe(200);
             const last = seen.at(-1);
             expect(last?.event).toBe(d.event);

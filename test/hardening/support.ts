@@ -55,7 +55,11 @@ export function serviceHeaders(body: string | Uint8Array, delivery?: { event: st
 }
 
 /** A fresh, valid delivery body (as bytes) with `data`. */
-export function deliveryBody(data: unknown, event = 'message.inbound', deliveryId = `wdl_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`): string {
+export function deliveryBody(
+  data: unknown,
+  event = 'message.inbound',
+  deliveryId = `wdl_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`,
+): string {
   return JSON.stringify({ event, timestamp: new Date().toISOString(), deliveryId, data });
 }
 
@@ -72,7 +76,11 @@ export interface RawResponse {
  * Writes `parts` to a raw TCP connection (pausing `gapMs` between them), then waits until the server
  * closes the connection or `idleMs` passes without a byte; never asserts on time.
  */
-export function rawRequest(port: number, parts: (string | Buffer)[], options: { gapMs?: number; idleMs?: number } = {}): Promise<RawResponse> {
+export function rawRequest(
+  port: number,
+  parts: (string | Buffer)[],
+  options: { gapMs?: number; idleMs?: number } = {},
+): Promise<RawResponse> {
   const { gapMs = 0, idleMs = 1_500 } = options;
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
@@ -101,7 +109,11 @@ export function rawRequest(port: number, parts: (string | Buffer)[], options: { 
       closedByServer = true;
       finish();
     });
-    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? ((closedByServer = true), finish()) : reject(error)));
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ECONNRESET') return reject(error);
+      closedByServer = true;
+      finish();
+    });
     socket.on('connect', async () => {
       for (const part of parts) {
         if (socket.destroyed) break;

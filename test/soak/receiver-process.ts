@@ -17,7 +17,13 @@ const table = env('SOAK_TABLE');
 if (!/^[a-z0-9_]+$/.test(table)) throw new Error('receiver-process: bad table name');
 const failRate = Number(process.env.FAIL_RATE ?? 0.3);
 
-const redis = new Redis({ host: '127.0.0.1', port: Number(env('REDIS_PORT')), maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => 100 });
+const redis = new Redis({
+  host: '127.0.0.1',
+  port: Number(env('REDIS_PORT')),
+  maxRetriesPerRequest: 1,
+  enableOfflineQueue: false,
+  retryStrategy: () => 100,
+});
 redis.on('error', () => {}); // reconnects by itself; operations in between fail and the receiver answers 503
 const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: 4 });
 
@@ -25,13 +31,12 @@ const receiver = createReceiver({ secret: env('SECRET'), store: redisStore({ cli
 receiver.onError(() => {}); // the injected failures are expected; the test counts outcomes in Postgres
 receiver.on('*', async (delivery, context) => {
   if (Math.random() < failRate) throw new Error('injected handler failure');
-  const result = await pool.query(`INSERT INTO ${table} (delivery_id, event, attempt, pid) VALUES ($1, $2, $3, $4) ON CONFLICT (delivery_id) DO NOTHING`, [
-    delivery.deliveryId,
-    delivery.event,
-    context.attempt,
-    process.pid,
-  ]);
-  if (result.rowCount === 0) await pool.query(`INSERT INTO ${table}_reruns (delivery_id, pid) VALUES ($1, $2)`, [delivery.deliveryId, process.pid]);
+  const result = await pool.query(
+    `INSERT INTO ${table} (delivery_id, event, attempt, pid) VALUES ($1, $2, $3, $4) ON CONFLICT (delivery_id) DO NOTHING`,
+    [delivery.deliveryId, delivery.event, context.attempt, process.pid],
+  );
+  if (result.rowCount === 0)
+    await pool.query(`INSERT INTO ${table}_reruns (delivery_id, pid) VALUES ($1, $2)`, [delivery.deliveryId, process.pid]);
 });
 
 const server = createServer(createNodeHandler(receiver, { path: '/webhooks' }));

@@ -50,7 +50,10 @@ function startRedis(port: number): ChildProcess {
 async function waitForPort(port: number): Promise<void> {
   for (let i = 0; i < 100; i++) {
     const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: '127.0.0.1', port }, () => (socket.destroy(), resolve(true)));
+      const socket = connect({ host: '127.0.0.1', port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
       socket.on('error', () => resolve(false));
     });
     if (ok) return;
@@ -100,7 +103,13 @@ describe.skipIf(!postgres.reachable || !redisBinary)(`soak under faults (${FULL 
         const port = ports[Math.floor(Math.random() * ports.length)];
         return fetch(String(input).replace(/:\d+\//, `:${port}/`), init);
       };
-      const simulator = createServiceSimulator({ url: `http://127.0.0.1:${ports[0]}/webhooks`, secret: SECRET, fetch: balanced, schedule: SCHEDULE, attemptTimeoutMs: 5_000 });
+      const simulator = createServiceSimulator({
+        url: `http://127.0.0.1:${ports[0]}/webhooks`,
+        secret: SECRET,
+        fetch: balanced,
+        schedule: SCHEDULE,
+        attemptTimeoutMs: 5_000,
+      });
 
       const started = Date.now();
       const faults = (async () => {

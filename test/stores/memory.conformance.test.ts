@@ -3,10 +3,19 @@ import { describeStoreConformance } from '@hookline/testing';
 import { describe, expect, it } from 'vitest';
 
 // An injected clock: the expiry tests advance it instead of sleeping.
-describeStoreConformance('memoryStore (fake clock)', () => {
-  let now = Date.now();
-  return { store: memoryStore({ now: () => now }), advance: (ms) => void (now += ms) };
-}, { retentionResolutionMs: 1_000 });
+describeStoreConformance(
+  'memoryStore (fake clock)',
+  () => {
+    let now = Date.now();
+    return {
+      store: memoryStore({ now: () => now }),
+      advance: (ms) => {
+        now += ms;
+      },
+    };
+  },
+  { retentionResolutionMs: 1_000 },
+);
 
 // The real clock too, as a user gets it.
 describeStoreConformance('memoryStore (Date.now)', () => ({ store: memoryStore() }), {

@@ -18,8 +18,18 @@ function nextRequest(): { body: string; headers: Record<string, string> } {
   const hex = createHmac('sha256', BENCH_SECRET).update(body).digest('hex');
   const headers: Record<string, string> =
     kind === 'octokit'
-      ? { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': deliveryId, 'x-hub-signature-256': `sha256=${hex}` }
-      : { 'content-type': 'application/json', 'x-service-event': 'message.inbound', 'x-service-delivery-id': deliveryId, 'x-service-signature': hex };
+      ? {
+          'content-type': 'application/json',
+          'x-github-event': 'push',
+          'x-github-delivery': deliveryId,
+          'x-hub-signature-256': `sha256=${hex}`,
+        }
+      : {
+          'content-type': 'application/json',
+          'x-service-event': 'message.inbound',
+          'x-service-delivery-id': deliveryId,
+          'x-service-signature': hex,
+        };
   return { body, headers };
 }
 

@@ -51,14 +51,23 @@ function ask(server: Server, message: string): Promise<{ cpuMicros: number; requ
 
 async function load(server: Server, seconds: number): Promise<Sample> {
   server.child.send('start');
-  const child = spawn(process.execPath, [...nodeArgs, join(here, 'load.ts'), String(server.port), server.kind, String(seconds), String(CONNECTIONS)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, join(here, 'load.ts'), String(server.port), server.kind, String(seconds), String(CONNECTIONS)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   await new Promise((resolve) => child.on('exit', resolve));
   const server_ = await ask(server, 'stop');
-  const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { requestsPerSecond: number; p50: number; p99: number; non2xx: number };
+  const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as {
+    requestsPerSecond: number;
+    p50: number;
+    p99: number;
+    non2xx: number;
+  };
   return {
     rps: result.requestsPerSecond,
     p50: result.p50,
@@ -98,7 +107,16 @@ async function main(): Promise<void> {
   const octokit = stats('octokit');
   const rows = ['hookline', 'octokit'].map((kind) => {
     const s = stats(kind);
-    return [names[kind] ?? kind, formatNumber(s.rps), `±${s.spread.toFixed(1)}%`, `${s.p50} ms`, `${s.p99} ms`, formatNumber(s.cpu, 1), String(s.non2xx), formatRatio(s.rps / octokit.rps)];
+    return [
+      names[kind] ?? kind,
+      formatNumber(s.rps),
+      `±${s.spread.toFixed(1)}%`,
+      `${s.p50} ms`,
+      `${s.p99} ms`,
+      formatNumber(s.cpu, 1),
+      String(s.non2xx),
+      formatRatio(s.rps / octokit.rps),
+    ];
   });
   const ratio = stats('hookline').rps / octokit.rps;
   process.stdout.write(

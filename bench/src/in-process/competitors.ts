@@ -61,7 +61,12 @@ function hooklineReceive(): Contender {
     prepare: (pool) =>
       pool.map((b) => ({
         body: b.bytes,
-        headers: { 'content-type': 'application/json', 'x-service-signature': b.hex, 'x-service-event': JSON.parse(b.text).event, 'x-service-delivery-id': b.deliveryId },
+        headers: {
+          'content-type': 'application/json',
+          'x-service-signature': b.hex,
+          'x-service-event': JSON.parse(b.text).event,
+          'x-service-delivery-id': b.deliveryId,
+        },
       })),
     async run(input) {
       const before = handled;
@@ -104,7 +109,9 @@ const octokitMethods: Contender = {
 /** svix and standardwebhooks sign `${id}.${timestamp}.${body}` with a base64 key, base64 digest. */
 function standardHeaders(prefix: 'svix' | 'webhook', body: SignedBody): { payload: string; headers: Record<string, string> } {
   const timestamp = String(nowSeconds());
-  const digest = createHmac('sha256', Buffer.from(secretBase64, 'base64')).update(`${body.deliveryId}.${timestamp}.${body.text}`).digest('base64');
+  const digest = createHmac('sha256', Buffer.from(secretBase64, 'base64'))
+    .update(`${body.deliveryId}.${timestamp}.${body.text}`)
+    .digest('base64');
   return {
     payload: body.text,
     headers: { [`${prefix}-id`]: body.deliveryId, [`${prefix}-timestamp`]: timestamp, [`${prefix}-signature`]: `v1,${digest}` },

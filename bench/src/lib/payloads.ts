@@ -43,7 +43,7 @@ export function deliveryTemplate(event: string, bytes: number): { before: string
   const marker = 'wdl_MARKER';
   const render = () => JSON.stringify({ event, timestamp, deliveryId: marker, data });
   const idLength = benchDeliveryId(0).length;
-  let size = Buffer.byteLength(render()) - marker.length + idLength;
+  const size = Buffer.byteLength(render()) - marker.length + idLength;
   if ('text' in data) {
     let text = '';
     while (size + Buffer.byteLength(text) < bytes) text += TEXT;

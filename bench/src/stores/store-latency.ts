@@ -31,7 +31,11 @@ async function subjects(): Promise<Subject[]> {
   const list: Subject[] = [{ name: 'memory', store: memoryStore(), close: async () => {} }];
   if ((await probeTcp(REDIS_URL)) === undefined) {
     const nodeRedis = await createClient({ url: REDIS_URL }).connect();
-    list.push({ name: 'redis (node-redis)', store: redisStore({ client: nodeRedis, prefix: `bench-${run}:` }), close: () => nodeRedis.close() });
+    list.push({
+      name: 'redis (node-redis)',
+      store: redisStore({ client: nodeRedis, prefix: `bench-${run}:` }),
+      close: () => nodeRedis.close(),
+    });
     const ioredis = new Redis(REDIS_URL);
     list.push({ name: 'redis (ioredis)', store: redisStore({ client: ioredis, prefix: `bench-${run}:` }), close: () => ioredis.quit() });
   } else console.warn(`Redis at ${REDIS_URL} unreachable: left out`);
@@ -92,7 +96,9 @@ const median = (values: number[]) => quantile(values, 0.5);
 const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
 
 const list = await subjects();
-const results = new Map(list.map((s) => [s.name, { claim: [] as number[], complete: [] as number[], pair: [] as number[], rates: [] as number[] }]));
+const results = new Map(
+  list.map((s) => [s.name, { claim: [] as number[], complete: [] as number[], pair: [] as number[], rates: [] as number[] }]),
+);
 for (const s of list) await sequential(s.store, { claim: [], complete: [], pair: [] }); // warm-up
 for (let round = 0; round < ROUNDS; round++) {
   // Interleaved, and the order rotates each round.
@@ -108,6 +114,8 @@ console.log('| store | claim p50 | complete p50 | claim+complete p50 | p99 | pai
 console.log('|---|---|---|---|---|---|');
 for (const s of list) {
   const r = results.get(s.name)!;
-  console.log(`| ${s.name} | ${us(median(r.claim))} | ${us(median(r.complete))} | ${us(median(r.pair))} | ${us(quantile(r.pair, 0.99))} | ${Math.round(median(r.rates)).toLocaleString('en-US')} |`);
+  console.log(
+    `| ${s.name} | ${us(median(r.claim))} | ${us(median(r.complete))} | ${us(median(r.pair))} | ${us(quantile(r.pair, 0.99))} | ${Math.round(median(r.rates)).toLocaleString('en-US')} |`,
+  );
 }
 await Promise.all(list.map((s) => s.close()));

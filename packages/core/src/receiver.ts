@@ -235,7 +235,11 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
       heartbeatMs,
       heartbeat: () => {
         const lost = (owned: boolean) => {
-          if (!owned) reportError(new Error(`hookline: lost the lease on ${delivery.deliveryId} while its handlers ran`), { phase: 'store', delivery });
+          if (!owned)
+            reportError(new Error(`hookline: lost the lease on ${delivery.deliveryId} while its handlers ran`), {
+              phase: 'store',
+              delivery,
+            });
         };
         try {
           const owned = store.extend(key, token, leaseMs);

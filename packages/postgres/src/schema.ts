@@ -48,8 +48,7 @@ export function qualifiedTable(location: TableLocation = {}): string {
 export function schemaSql(location: TableLocation = {}): string {
   const table = qualifiedTable(location);
   const index = quoteIdentifier('index', `${location.table ?? DEFAULT_TABLE}_purge_at_idx`);
-  const createSchema =
-    location.schema === undefined ? '' : `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier('schema', location.schema)};\n`;
+  const createSchema = location.schema === undefined ? '' : `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier('schema', location.schema)};\n`;
   return `${createSchema}CREATE TABLE IF NOT EXISTS ${table} (
   key        text        PRIMARY KEY,
   state      "char"      NOT NULL CHECK (state IN ('l', 'r', 'c')),

@@ -110,9 +110,7 @@ export function describeStoreConformance(
         withStore(async ({ store }) => {
           for (let round = 0; round < rounds; round++) {
             const k = key(`race${round}`);
-            const results = await Promise.all(
-              Array.from({ length: concurrency }, () => store.claim(k, token(), LONG_MS)),
-            );
+            const results = await Promise.all(Array.from({ length: concurrency }, () => store.claim(k, token(), LONG_MS)));
             const acquired = results.filter((r) => r.state === 'acquired');
             expect(acquired).toEqual([{ state: 'acquired', attempt: 1 }]);
             expect(results.filter((r) => r.state === 'in_progress')).toHaveLength(concurrency - 1);
@@ -151,9 +149,7 @@ export function describeStoreConformance(
           expectAcquired(await store.claim(k, t, LONG_MS));
           expect(await store.complete(k, t, LONG_MS)).toBe(true);
           expect(await store.claim(k, token(), LONG_MS)).toEqual({ state: 'completed' });
-          const results = await Promise.all(
-            Array.from({ length: concurrency }, () => store.claim(k, token(), LONG_MS)),
-          );
+          const results = await Promise.all(Array.from({ length: concurrency }, () => store.claim(k, token(), LONG_MS)));
           expect(results.every((r) => r.state === 'completed')).toBe(true);
         }));
 
@@ -220,9 +216,7 @@ export function describeStoreConformance(
           for (const k of keys) expectAcquired(await store.claim(k, token(), shortMs), 1);
           await wait(shortMs * 1.5 + 50);
           for (const k of keys) {
-            const results = await Promise.all(
-              Array.from({ length: concurrency }, () => store.claim(k, token(), LONG_MS)),
-            );
+            const results = await Promise.all(Array.from({ length: concurrency }, () => store.claim(k, token(), LONG_MS)));
             expect(results.filter((r) => r.state === 'acquired')).toEqual([{ state: 'acquired', attempt: 2 }]);
           }
         }));
@@ -277,9 +271,7 @@ export function describeStoreConformance(
           const t = token();
           expectAcquired(await store.claim(k, t, LONG_MS));
           expect(await store.release(k, t)).toBe(true);
-          const results = await Promise.all(
-            Array.from({ length: concurrency }, () => store.claim(k, token(), LONG_MS)),
-          );
+          const results = await Promise.all(Array.from({ length: concurrency }, () => store.claim(k, token(), LONG_MS)));
           expect(results.filter((r) => r.state === 'acquired')).toEqual([{ state: 'acquired', attempt: 2 }]);
         }));
     });

@@ -56,11 +56,7 @@ export function probeTcp(url: string, defaultPort?: number, timeoutMs = 1_500): 
  * const redis = await requireServer('Redis', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
  * describe.skipIf(!redis.reachable)('redis store', () => { ... });
  */
-export async function requireServer(
-  name: string,
-  url: string,
-  options: RequireServerOptions = {},
-): Promise<ServerReachability> {
+export async function requireServer(name: string, url: string, options: RequireServerOptions = {}): Promise<ServerReachability> {
   const reason = await probeTcp(url, options.defaultPort, options.timeoutMs);
   if (reason === undefined) return { reachable: true };
   const required = options.required ?? process.env.CI === 'true';
