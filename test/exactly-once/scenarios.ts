@@ -95,7 +95,8 @@ export async function storeOutage(
   const ports = () => receivers.map((r) => r.port);
   const ids = Array.from({ length: count }, newDeliveryId);
   let succeeded = 0;
-  let phase: 'before' | 'breaking' | 'away' | 'back' = 'before';
+  // Cast, so TypeScript does not narrow it to 'before': runOutage() changes it while the loop awaits.
+  let phase = 'before' as 'before' | 'breaking' | 'away' | 'back';
   const sentWhileAway: string[] = [];
   const awayStatuses = new Map<number, number>();
   let outage: Promise<void> | undefined;
