@@ -14,7 +14,7 @@ describeStoreConformance(
       },
     };
   },
-  { retentionResolutionMs: 1_000 },
+  { retentionResolutionMs: 1_000, inProcess: true },
 );
 
 // The real clock too, as a user gets it.
@@ -22,6 +22,7 @@ describeStoreConformance('memoryStore (Date.now)', () => ({ store: memoryStore()
   shortMs: 60,
   rounds: 5,
   retentionResolutionMs: 1_000, // completions are kept in whole seconds
+  inProcess: true,
 });
 
 describe('memoryStore: its own backend error', () => {

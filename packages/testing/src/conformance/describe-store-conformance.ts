@@ -16,7 +16,8 @@ export interface StoreUnderTest {
   advance?: (ms: number) => unknown;
   /**
    * Breaks the backend for good (closes the client, points it at a dead port...). Given, the suite checks
-   * that every operation then rejects instead of answering a state; omitted, that test is skipped.
+   * that every operation then rejects instead of answering a state; omitted, that test is skipped with
+   * its reason (unless `StoreConformanceOptions.inProcess` says there is no backend to break).
    */
   breakBackend?: () => unknown;
 }
@@ -50,6 +51,13 @@ export interface StoreConformanceOptions {
    * @default a random `conformance-<uuid>:`
    */
   keyPrefix?: string;
+  /**
+   * The store keeps its records in this process and has no backend that can fail (the memory store):
+   * the backend-error test is left out instead of being reported as skipped. Test such a store's own
+   * failure modes (a full store, say) beside the suite.
+   * @default false
+   */
+  inProcess?: boolean;
 }
 
 const LONG_MS = 60_000;
@@ -327,27 +335,30 @@ export function describeStoreConformance(
         }));
     });
 
-    describe('backend errors', () => {
-      it('rejects every operation once the backend is broken, never answering a state', async (context) => {
-        const subject = await factory();
-        try {
-          if (!subject.breakBackend) {
+    // Left out, not skipped, for an in-process store: there is nothing to break.
+    if (!options.inProcess) {
+      describe('backend errors', () => {
+        it('rejects every operation once the backend is broken, never answering a state', async (context) => {
+          const subject = await factory();
+          try {
+            if (!subject.breakBackend) {
+              await subject.cleanup?.();
+              context.skip(`the ${name} factory gives no breakBackend`);
+              return;
+            }
+            const k = key('broken');
+            const t = token();
+            expectAcquired(await subject.store.claim(k, t, LONG_MS));
+            await subject.breakBackend();
+            await expect(subject.store.claim(key('broken2'), token(), LONG_MS)).rejects.toBeDefined();
+            await expect(subject.store.complete(k, t, LONG_MS)).rejects.toBeDefined();
+            await expect(subject.store.release(k, t)).rejects.toBeDefined();
+            await expect(subject.store.extend(k, t, LONG_MS)).rejects.toBeDefined();
+          } finally {
             await subject.cleanup?.();
-            context.skip(`the ${name} factory gives no breakBackend`);
-            return;
           }
-          const k = key('broken');
-          const t = token();
-          expectAcquired(await subject.store.claim(k, t, LONG_MS));
-          await subject.breakBackend();
-          await expect(subject.store.claim(key('broken2'), token(), LONG_MS)).rejects.toBeDefined();
-          await expect(subject.store.complete(k, t, LONG_MS)).rejects.toBeDefined();
-          await expect(subject.store.release(k, t)).rejects.toBeDefined();
-          await expect(subject.store.extend(k, t, LONG_MS)).rejects.toBeDefined();
-        } finally {
-          await subject.cleanup?.();
-        }
+        });
       });
-    });
+    }
   });
 }
