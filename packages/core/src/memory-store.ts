@@ -75,90 +75,81 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     throw new RangeError(`memoryStore: maxEntries must be a positive integer, got ${maxEntries}`);
   }
   const epoch = now();
-  const leases = new Map<string, Lease>();
-  // key → expiry in whole seconds since `epoch`; insertion order ≈ expiry order, so the oldest is first.
-  const completed = new Map<string, number>();
+  // One map, so a delivery costs two lookups and two writes: a key maps to its lease (or released
+  // record) while it runs, then to its completion's expiry in whole seconds since `epoch`. Completing
+  // overwrites the value in place, so insertion (claim) order stays close to expiry order, oldest first.
+  const records = new Map<string, Lease | number>();
 
   // An expiry rounds up and "now" rounds down, so a completion is never forgotten before its retention.
   const expirySeconds = (ms: number): number => Math.min(MAX_SECONDS, Math.ceil((ms - epoch) / 1000));
   const elapsedSeconds = (ms: number): number => Math.floor((ms - epoch) / 1000);
 
+  /** Whether a record can be dropped without losing anything a claim needs. */
+  const expired = (record: Lease | number, at: number): boolean =>
+    typeof record === 'number' ? record <= elapsedSeconds(at) : record.token === null && record.expiresAt <= at;
+
   function sweep(at: number): void {
-    const nowSeconds = elapsedSeconds(at);
-    for (const [key, expiry] of completed) {
-      if (expiry > nowSeconds) break; // ordered by insertion; a rare longer retention is caught lazily
-      completed.delete(key);
-    }
-    for (const [key, lease] of leases) {
-      if (lease.token === null && lease.expiresAt <= at) leases.delete(key);
+    for (const [key, record] of records) {
+      if (expired(record, at)) records.delete(key);
+      // Oldest first: the first completion still retained ends the pass (a rare longer retention or
+      // released record behind it is caught lazily, by the next claim of its key or a later pass).
+      else if (typeof record === 'number') break;
     }
   }
 
   const timer = setInterval(() => sweep(now()), SWEEP_INTERVAL_MS);
   (timer as { unref?: () => void }).unref?.();
 
-  function makeRoom(): void {
-    while (leases.size + completed.size >= maxEntries) {
-      const oldestCompleted = completed.keys().next();
-      if (!oldestCompleted.done) {
-        completed.delete(oldestCompleted.value);
-        continue;
-      }
-      let evicted = false;
-      for (const [key, lease] of leases) {
-        if (lease.token === null || lease.expiresAt <= now()) {
-          leases.delete(key);
-          evicted = true;
-          break;
-        }
-      }
-      if (!evicted) {
-        throw new Error(
-          `memoryStore is full: ${leases.size} deliveries are in progress (maxEntries ${maxEntries}); raise maxEntries or use a shared store`,
-        );
+  /** Evicts the oldest record that is not a live lease: a completion or a released record. */
+  function makeRoom(at: number): void {
+    if (records.size < maxEntries) return;
+    for (const [key, record] of records) {
+      if (typeof record === 'number' || record.token === null || record.expiresAt <= at) {
+        records.delete(key);
+        if (records.size < maxEntries) return;
       }
     }
+    throw new Error(
+      `memoryStore is full: ${records.size} deliveries are in progress (maxEntries ${maxEntries}); raise maxEntries or use a shared store`,
+    );
   }
 
   function ownedLease(key: string, token: string, at: number): Lease | undefined {
-    const lease = leases.get(key);
-    return lease !== undefined && lease.token === token && lease.expiresAt > at ? lease : undefined;
+    const record = records.get(key);
+    return typeof record === 'object' && record.token === token && record.expiresAt > at ? record : undefined;
   }
 
   return {
     get size() {
-      return leases.size + completed.size;
+      return records.size;
     },
     clear() {
-      leases.clear();
-      completed.clear();
+      records.clear();
     },
     claim(key, token, leaseMs): ClaimResult {
       const at = now();
-      const done = completed.get(key);
-      if (done !== undefined) {
-        if (done > elapsedSeconds(at)) return { state: 'completed' };
-        completed.delete(key);
-      }
-      const lease = leases.get(key);
-      if (lease !== undefined) {
-        if (lease.token !== null && lease.expiresAt > at) {
-          return { state: 'in_progress', retryAfterMs: lease.expiresAt - at };
+      const record = records.get(key);
+      if (typeof record === 'object') {
+        if (record.token !== null && record.expiresAt > at) {
+          return { state: 'in_progress', retryAfterMs: record.expiresAt - at };
         }
-        lease.token = token;
-        lease.expiresAt = at + leaseMs;
-        lease.attempt += 1;
-        return { state: 'acquired', attempt: lease.attempt };
+        record.token = token;
+        record.expiresAt = at + leaseMs;
+        record.attempt += 1;
+        return { state: 'acquired', attempt: record.attempt };
       }
-      makeRoom();
-      leases.set(key, { token, expiresAt: at + leaseMs, attempt: 1 });
+      if (record !== undefined) {
+        if (record > elapsedSeconds(at)) return { state: 'completed' };
+        records.delete(key); // a forgotten completion: claimed afresh, at the end of the order
+      }
+      makeRoom(at);
+      records.set(key, { token, expiresAt: at + leaseMs, attempt: 1 });
       return { state: 'acquired', attempt: 1 };
     },
     complete(key, token, retentionMs) {
       const at = now();
       if (ownedLease(key, token, at) === undefined) return false;
-      leases.delete(key);
-      completed.set(flatten(key), expirySeconds(at + retentionMs));
+      records.set(flatten(key), expirySeconds(at + retentionMs));
       return true;
     },
     release(key, token) {

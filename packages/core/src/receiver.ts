@@ -183,15 +183,24 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
     );
   }
 
-  async function handle(input: ReceiverInput): Promise<ReceiverAnswer> {
-    let admitted: Admitted;
+  // The steps below return a value when everything they call answered synchronously (static secrets
+  // under node:crypto, the memory store, synchronous handlers: the common case) and a promise only
+  // when something really waits: each `await` of an already-settled value still costs microtask turns.
+
+  /** Verify and admit, then claim and run. */
+  function handle(input: ReceiverInput): Awaitable<ReceiverAnswer> {
+    let admitted: Admitted | Promise<Admitted>;
     try {
-      const pending = admit(input);
-      admitted = pending instanceof Promise ? await pending : pending;
+      admitted = admit(input);
     } catch (error) {
       return reject(error);
     }
-    const { delivery, secretIndex, receivedAt } = admitted;
+    if (admitted instanceof Promise) return admitted.then((value) => claimAndRun(input, value), reject);
+    return claimAndRun(input, admitted);
+  }
+
+  function claimAndRun(input: ReceiverInput, admitted: Admitted): Awaitable<ReceiverAnswer> {
+    const { delivery } = admitted;
     if (hooks.received.length > 0) emit('received', { delivery });
 
     const handlers = registry.match(delivery.event);
@@ -203,14 +212,35 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
 
     const key = namespace + delivery.deliveryId;
     const token = tokenPrefix + (++tokenCount).toString(36);
-    let claim: ClaimResult;
+    let claim: Awaitable<ClaimResult>;
     try {
-      const pending = store.claim(key, token, leaseMs);
-      claim = isPromiseLike(pending) ? await pending : pending;
+      claim = store.claim(key, token, leaseMs);
     } catch (error) {
-      reportError(error, { phase: 'store', delivery });
-      return reject(answers.storeUnavailable(error));
+      return storeUnavailable(error, delivery);
     }
+    if (isPromiseLike(claim)) {
+      return claim.then(
+        (value) => run(input, admitted, handlers, key, token, value),
+        (error: unknown) => storeUnavailable(error, delivery),
+      );
+    }
+    return run(input, admitted, handlers, key, token, claim);
+  }
+
+  /** The store failed before anything ran: fail closed with 503, the service retries. */
+  function storeUnavailable(error: unknown, delivery: AnyDelivery<E>): ReceiverAnswer {
+    reportError(error, { phase: 'store', delivery });
+    return reject(answers.storeUnavailable(error));
+  }
+
+  function run(
+    input: ReceiverInput,
+    { delivery, secretIndex, receivedAt }: Admitted,
+    handlers: ReturnType<HandlerRegistry['match']>,
+    key: string,
+    token: string,
+    claim: ClaimResult,
+  ): Awaitable<ReceiverAnswer> {
     if (claim.state === 'completed') {
       if (hooks.duplicate.length > 0) emit('duplicate', { delivery, state: 'completed' });
       return answers.duplicateAnswer();
@@ -250,13 +280,20 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
         }
       },
     });
-    const outcome = await first;
-    if (outcome !== DEADLINE) return finish(key, token, delivery, context, startedAt, outcome);
-    // The handlers go on; when they end the record is completed or released, so the service's next
-    // attempt gets a duplicate answer or runs them again.
-    context.abort();
-    void settled.then((late) => finish(key, token, delivery, context, startedAt, late));
-    return reject(answers.deadlinePassed(deadlineMs));
+    return first.then((outcome) => {
+      if (outcome !== DEADLINE) return finish(key, token, delivery, context, startedAt, outcome);
+      // The handlers go on; when they end the record is completed or released, so the service's next
+      // attempt gets a duplicate answer or runs them again.
+      context.abort();
+      void settled.then((late) => finish(key, token, delivery, context, startedAt, late));
+      return reject(answers.deadlinePassed(deadlineMs));
+    });
+  }
+
+  /** A bug of ours (or a hook's) escaped a step: answer 500, the service retries. */
+  function internalError(error: unknown): ReceiverAnswer {
+    reportError(error, { phase: 'internal' });
+    return reject(error);
   }
 
   /** Records the handlers' outcome in the store, then fires the hooks and gives the answer. */
@@ -301,12 +338,12 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
       errorListeners.push(listener);
       return this;
     },
-    async handle(input) {
+    handle(input) {
       try {
-        return await handle(input);
+        const answer = handle(input);
+        return isPromiseLike(answer) ? answer.then(undefined, internalError) : Promise.resolve(answer);
       } catch (error) {
-        reportError(error, { phase: 'internal' });
-        return reject(error);
+        return Promise.resolve(internalError(error));
       }
     },
     answerError: reject,
