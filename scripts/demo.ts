@@ -1,7 +1,7 @@
 /**
  * `npm run demo`: the service simulator from @hookline/testing plays the messaging service against
- * examples/node-http (a real receiver with the memory store, started here as a child process on a
- * free port). Deliveries go through the service's real retry schedule (0, +30 s, +2 min, +10 min,
+ * examples/express (a real Express receiver with the memory store, started here as a child process
+ * on a free port). Deliveries go through the service's real retry schedule (0, +30 s, +2 min, +10 min,
  * +1 h, +6 h, +24 h), compressed so the 31 hours pass in about 17 seconds.
  *
  * Each scenario states what the receiver should do; the demo checks it, prints the attempt table
@@ -10,7 +10,7 @@
  * The example honours two demo-only data fields: `demoFailTimes: N` (its handler throws on the
  * first N attempts) and `demoDelayMs` (its handler takes that long).
  *
- * `npm run demo -- --example express` runs another example from examples/ instead: any that follows
+ * `npm run demo -- --example node-http` runs another example from examples/ instead: any that follows
  * the examples' convention (PORT and WEBHOOK_SECRET from the environment, "listening" on stderr, one
  * JSON line per handler run on stdout) and honours the two demo fields.
  */
@@ -43,8 +43,8 @@ const TIME_SCALE = 0.00015;
 const ATTEMPT_LIMIT_MS = 10_000;
 const FULL_SCHEDULE_MS = RETRY_SCHEDULE_MS.reduce((a, b) => a + b, 0);
 
-const { values: args } = parseArgs({ options: { example: { type: 'string', default: 'node-http' } }, allowPositionals: true });
-const example = args.example ?? 'node-http';
+const { values: args } = parseArgs({ options: { example: { type: 'string', default: 'express' } }, allowPositionals: true });
+const example = args.example ?? 'express';
 const serverFile = `examples/${example}/src/server.ts`;
 if (!existsSync(serverFile)) {
   console.error(`demo: no ${serverFile}; pass --example with one of the folders in examples/`);

@@ -20,10 +20,21 @@ receiver.on('message.delivered', async ({ data }) => {
   // data is typed: messageId, from, to, lineId, deliveredAt. Do the real work here, then return.
   void data.messageId;
 });
-receiver.on('*', (delivery) => {
+// Every event, logged as one JSON line. Two demo-only fields (`npm run demo` sends them):
+// `data.demoFailTimes: N` makes this handler throw on the first N attempts, `data.demoDelayMs` keeps it
+// busy, so the demo can show retries and in-flight duplicates.
+receiver.on('*', async (delivery, context) => {
+  const { demoFailTimes, demoDelayMs } = delivery.data as { demoFailTimes?: number; demoDelayMs?: number };
+  if (typeof demoDelayMs === 'number') await new Promise((resolve) => setTimeout(resolve, demoDelayMs));
+  if (typeof demoFailTimes === 'number' && context.attempt <= demoFailTimes) {
+    throw new Error(`demo: failing attempt ${context.attempt} of ${demoFailTimes}`);
+  }
   process.stdout.write(`${JSON.stringify({ event: delivery.event, deliveryId: delivery.deliveryId })}\n`);
 });
-receiver.onError((error, info) => console.error(`[${info.phase}]`, error));
+// A handler that throws is answered 500 and retried by the service; log it on stderr.
+receiver.onError((error, info) => {
+  console.error(`[${info.phase}] ${info.delivery?.deliveryId ?? ''} ${error instanceof Error ? error.message : String(error)}`);
+});
 
 const app = express();
 // The webhook route comes before express.json(): it needs the raw bytes the signature covers.

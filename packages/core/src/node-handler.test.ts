@@ -102,7 +102,9 @@ describe('createNodeHandler', () => {
         headersSent: false,
         writableEnded: false,
         statusCode: 0,
-        setHeader() {},
+        writeHead(status: number) {
+          res.statusCode = status;
+        },
         end() {
           resolve(res.statusCode);
         },
