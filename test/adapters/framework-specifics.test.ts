@@ -2,6 +2,9 @@
 import { webhookHandler as expressWebhookHandler } from '@hookline/express';
 import { hooklinePlugin } from '@hookline/fastify';
 import { webhookHandler as honoWebhookHandler } from '@hookline/hono';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import express4 from 'express4';
 import express5 from 'express';
 import Fastify from 'fastify';
@@ -122,6 +125,40 @@ describe('Hono body cache', () => {
     const response = await app.request('/webhooks', { method: 'POST', headers: delivery.headers, body: new Uint8Array(delivery.body) });
     expect(response.status).toBe(500);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('CONFIGURATION_ERROR');
+  });
+
+  it('reads a Web Request (no node request behind it, as on Bun, Deno or Workers)', async () => {
+    const { runs, receiver: r } = receiver();
+    const app = new Hono();
+    app.post('/webhooks', honoWebhookHandler(r));
+    const delivery = createSignedDelivery({ bom: true, controls: { note: 'Grüße' } });
+    const response = await app.request('/webhooks', { method: 'POST', headers: delivery.headers, body: new Uint8Array(delivery.body) });
+    expect(response.status).toBe(200);
+    expect(runs.filter((run) => run.outcome === 'started').map((run) => run.note)).toEqual(['Grüße']);
+  });
+
+  it('on @hono/node-server, refuses a body a middleware read from c.req.raw itself, instead of waiting for it', async () => {
+    const { runs, receiver: r } = receiver();
+    const app = new Hono();
+    app.use('/webhooks', async (c, next) => {
+      await c.req.raw.arrayBuffer(); // past Hono's body cache: node's stream is drained
+      await next();
+    });
+    app.post('/webhooks', honoWebhookHandler(r));
+    const server = await new Promise<Server>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server));
+    });
+    try {
+      const delivery = createSignedDelivery();
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
+      const response = await fetch(url, { method: 'POST', headers: delivery.headers, body: new Uint8Array(delivery.body) });
+      expect(response.status).toBe(500);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('CONFIGURATION_ERROR');
+      expect(runs).toHaveLength(0);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('answers 405 to other methods', async () => {

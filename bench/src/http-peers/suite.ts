@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { pinned, pinningNote } from '../lib/pinning';
 import { formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 
@@ -34,7 +35,8 @@ interface Sample {
 }
 
 async function startServer(kind: string): Promise<Server> {
-  const child = spawn(process.execPath, [...nodeArgs, join(here, 'server.ts'), kind], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const { command, args } = pinned('server', [...nodeArgs, join(here, 'server.ts'), kind]);
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const lines = createInterface({ input: child.stdout! });
   for await (const line of lines) {
     if (line.startsWith('{')) return { kind, child, port: (JSON.parse(line) as { port: number }).port };
@@ -51,13 +53,15 @@ function ask(server: Server, message: string): Promise<{ cpuMicros: number; requ
 
 async function load(server: Server, seconds: number): Promise<Sample> {
   server.child.send('start');
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, join(here, 'load.ts'), String(server.port), server.kind, String(seconds), String(CONNECTIONS)],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const loader = pinned('load', [
+    ...nodeArgs,
+    join(here, 'load.ts'),
+    String(server.port),
+    server.kind,
+    String(seconds),
+    String(CONNECTIONS),
+  ]);
+  const child = spawn(loader.command, loader.args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   await new Promise((resolve) => child.on('exit', resolve));
@@ -123,7 +127,7 @@ async function main(): Promise<void> {
     [
       '## HTTP: node:http bridge vs @octokit/webhooks createNodeMiddleware',
       '',
-      `Each server is its own process on bare node:http (127.0.0.1), one no-op handler; autocannon (${packageVersion('autocannon')}) runs in a third process with ${CONNECTIONS} connections and sends 1 KB deliveries, each with a fresh deliveryId and signature (so every hookline request is a real claim and completion). ${ROUNDS} interleaved rounds of ${SECONDS} s after a 2 s warm-up each; medians across rounds. CPU is the server process's user + system time (process.cpuUsage) divided by the requests it served in the round. The load generator shares the machine's cores with the server.`,
+      `Each server is its own process on bare node:http (127.0.0.1), one no-op handler; autocannon (${packageVersion('autocannon')}) runs in a third process with ${CONNECTIONS} connections and sends 1 KB deliveries, each with a fresh deliveryId and signature (so every hookline request is a real claim and completion). ${ROUNDS} interleaved rounds of ${SECONDS} s after a 2 s warm-up each; medians across rounds. CPU is the server process's user + system time (process.cpuUsage) divided by the requests it served in the round. ${pinningNote()}`,
       '',
       markdownTable(['server', 'req/s (median)', 'spread', 'p50', 'p99', 'server CPU µs / request', 'non-2xx', 'vs octokit'], rows),
       '',

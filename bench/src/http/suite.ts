@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { pinned, pinningNote } from '../lib/pinning';
 import { formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 
@@ -41,7 +42,8 @@ interface Sample {
 }
 
 async function startServer(kind: string): Promise<Server> {
-  const child = spawn(process.execPath, [...nodeArgs, join(here, 'server.ts'), kind], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const { command, args } = pinned('server', [...nodeArgs, join(here, 'server.ts'), kind]);
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const lines = createInterface({ input: child.stdout! });
   for await (const line of lines) {
     if (line.startsWith('{')) return { kind, child, port: (JSON.parse(line) as { port: number }).port };
@@ -58,13 +60,15 @@ function ask(server: Server, message: string): Promise<{ cpuMicros: number; requ
 
 async function load(server: Server, seconds: number): Promise<Sample> {
   server.child.send('start');
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, join(here, '../http-peers/load.ts'), String(server.port), 'hookline', String(seconds), String(CONNECTIONS)],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const loader = pinned('load', [
+    ...nodeArgs,
+    join(here, '../http-peers/load.ts'),
+    String(server.port),
+    'hookline',
+    String(seconds),
+    String(CONNECTIONS),
+  ]);
+  const child = spawn(loader.command, loader.args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   await new Promise((resolve) => child.on('exit', resolve));
@@ -147,7 +151,7 @@ async function main(): Promise<void> {
     [
       '## HTTP: adapters vs hand-written handlers on the same framework',
       '',
-      `Each server is its own process on 127.0.0.1. The hand-written handler reads the raw body, checks HMAC-SHA256 with node:crypto and timingSafeEqual, JSON.parses and answers 200. The adapter row does that same work through hookline (verification, envelope and freshness checks; no handler registered, so no store round trip); the dedupe row adds what the hand-written handler does not do at all: a memory-store claim and completion and a no-op handler per delivery. autocannon (${packageVersion('autocannon')}) runs in another process with ${CONNECTIONS} connections, 1 KB deliveries, a fresh deliveryId and signature per request. Per framework: a 2 s warm-up each, then ${ROUNDS} interleaved rounds (A B C, C B A, …) of ${SECONDS} s; req/s are medians across rounds (± half the IQR), ratios are medians of the per-round ratios to the hand-written handler. CPU is the server's user + system µs per request (process.cpuUsage). The load generator shares the machine's cores with the server.`,
+      `Each server is its own process on 127.0.0.1. The hand-written handler reads the raw body, checks HMAC-SHA256 with node:crypto and timingSafeEqual, JSON.parses and answers 200. The adapter row does that same work through hookline (verification, envelope and freshness checks; no handler registered, so no store round trip); the dedupe row adds what the hand-written handler does not do at all: a memory-store claim and completion and a no-op handler per delivery. autocannon (${packageVersion('autocannon')}) runs in another process with ${CONNECTIONS} connections, 1 KB deliveries, a fresh deliveryId and signature per request. Per framework: a 2 s warm-up each, then ${ROUNDS} interleaved rounds (A B C, C B A, …) of ${SECONDS} s; req/s are medians across rounds (± half the IQR), ratios are medians of the per-round ratios to the hand-written handler. CPU is the server's user + system µs per request (process.cpuUsage). ${pinningNote()}`,
       '',
       markdownTable(['framework', 'handler', 'req/s (median)', 'vs hand-written', 'p99', 'server CPU µs/req', 'non-2xx', 'target'], rows),
       '',

@@ -1,5 +1,5 @@
 import type { Context, Handler } from 'hono';
-import { HooklineError, readRequestBody, type ReceiverAnswer, type ReceiverEndpoint } from '@hookline/core';
+import { HooklineError, type NodeRequest, readNodeBody, readRequestBody, type ReceiverAnswer, type ReceiverEndpoint } from '@hookline/core';
 
 const HONO_FIX =
   'hookline needs the raw request body to verify the signature, but a middleware already read it as text/JSON/form data (c.req.json(), c.req.text(), a validator…). Mount the webhook route before that middleware, or read c.req.arrayBuffer() there instead: decoding text strips a BOM and changes the signed bytes.';
@@ -10,7 +10,25 @@ function toResponse({ status, headers, body }: ReceiverAnswer): Response {
   return new Response(body, { status, headers: { ...headers } });
 }
 
+/**
+ * On @hono/node-server, `c.env.incoming` is node's request. While nothing has started reading it, the
+ * bytes and node's header record are taken from it directly: the Web `Request`, its stream and its
+ * `Headers` are then never built, which is most of the cost of a small delivery on Node.
+ */
+function untouchedIncoming(c: Context): NodeRequest | undefined {
+  const incoming = (c.env as { incoming?: Partial<NodeRequest> } | undefined)?.incoming;
+  if (incoming === undefined || typeof incoming.on !== 'function' || typeof incoming.headers !== 'object') return undefined;
+  // readableFlowing stays null until something reads the stream (a Request body made from it would).
+  if (incoming.readableFlowing !== null || incoming.readableEnded || Object.keys(c.req.bodyCache).length > 0) return undefined;
+  return incoming as NodeRequest;
+}
+
 async function answer(receiver: ReceiverEndpoint, c: Context): Promise<ReceiverAnswer> {
+  const incoming = untouchedIncoming(c);
+  if (incoming !== undefined) {
+    const body = await readNodeBody(incoming, receiver.maxBodyBytes, HONO_FIX);
+    return receiver.handle({ body, headers: incoming.headers, url: c.req.url });
+  }
   const request = c.req.raw;
   // A middleware that read c.req.arrayBuffer() left the exact bytes in Hono's body cache: use them.
   // Any other cached form (json, text, formData) has lost them; Hono would re-serialise it, we refuse.
