@@ -1,34 +1,46 @@
-// The scenario matrix against Next.js, App Router and Pages Router, served by a real `next build`
-// + `next start` of test/fixtures/next-app (built once; reused while its sources are unchanged).
+// The scenario matrix against Next.js, App Router and Pages Router, on the lowest and the highest Next
+// major `@hookline/next` claims (15 and 16), each served by a real `next build` + `next start` of
+// test/fixtures/next-app (built once per major, both at once; reused while their sources are unchanged).
+// startNextApp() checks that each server announces the major it stands for.
 import { afterAll, beforeAll } from 'vitest';
-import { buildNextApp, type NextServer, startNextApp } from './support/next-app';
+import { buildNextApp, NEXT_MAJORS, type NextMajor, type NextServer, startNextApp } from './support/next-app';
 import { describeAdapterScenarios } from './support/scenarios';
 import type { Run } from './support/test-receiver';
 
-let server: NextServer | undefined;
+const servers = new Map<NextMajor, NextServer>();
 beforeAll(async () => {
-  buildNextApp();
-  server = await startNextApp();
-}, 180_000);
+  // Both majors build and start side by side; all settle before a failure is reported, so afterAll
+  // closes every server that did start.
+  const started = await Promise.allSettled(
+    NEXT_MAJORS.map(async (major) => {
+      await buildNextApp(major);
+      servers.set(major, await startNextApp(major));
+    }),
+  );
+  for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason;
+}, 300_000);
 afterAll(async () => {
-  await server?.close();
+  await Promise.all([...servers.values()].map((server) => server.close()));
 });
 
-async function runs(): Promise<Run[]> {
-  const response = await fetch(`${server!.base}/runs`);
-  return (await response.json()) as Run[];
+for (const major of NEXT_MAJORS) {
+  const server = () => servers.get(major)!;
+  const runs = async (): Promise<Run[]> => {
+    const response = await fetch(`${server().base}/runs`);
+    return (await response.json()) as Run[];
+  };
+
+  describeAdapterScenarios(`Next ${major} App Router`, () => ({
+    url: `${server().base}/webhooks`,
+    misconfiguredUrl: `${server().base}/misconfigured`,
+    fixHint: 'request.clone()',
+    runs,
+  }));
+
+  describeAdapterScenarios(`Next ${major} Pages Router`, () => ({
+    url: `${server().base}/api/webhooks`,
+    misconfiguredUrl: `${server().base}/api/misconfigured`,
+    fixHint: 'bodyParser: false',
+    runs,
+  }));
 }
-
-describeAdapterScenarios('Next.js App Router', () => ({
-  url: `${server!.base}/webhooks`,
-  misconfiguredUrl: `${server!.base}/misconfigured`,
-  fixHint: 'request.clone()',
-  runs,
-}));
-
-describeAdapterScenarios('Next.js Pages Router', () => ({
-  url: `${server!.base}/api/webhooks`,
-  misconfiguredUrl: `${server!.base}/api/misconfigured`,
-  fixHint: 'bodyParser: false',
-  runs,
-}));

@@ -1,80 +1,52 @@
 // Per-operation latency of the stores, in process: one claim then one complete per delivery (what the
-// receiver does for each new delivery), measured in interleaved rounds so drift hits every store alike.
-// Prints medians and p99 of claim, complete and the pair, plus pairs/s with 50 deliveries in flight.
+// receiver does for each new delivery: two round trips for Redis and Postgres), measured in interleaved
+// rounds so drift hits every store alike. Gives medians and p99 of claim, complete and the pair, plus
+// pairs/s with 50 deliveries in flight. suite.ts uses it; alone it prints its table:
 //
 //   pnpm --filter @hookline/bench exec tsx --conditions=@hookline/source src/stores/store-latency.ts
 //
 // REDIS_URL / DATABASE_URL as in the tests; a store whose server is unreachable is left out (said so).
 import { randomUUID } from 'node:crypto';
-import { memoryStore, type IdempotencyStore } from '@hookline/core';
-import { postgresStore } from '@hookline/postgres';
-import { redisStore } from '@hookline/redis';
-import { probeTcp } from '@hookline/testing';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { createClient } from 'redis';
+import { pathToFileURL } from 'node:url';
+import type { IdempotencyStore } from '@hookline/core';
+import { formatNumber, markdownTable, median, quantile } from '../lib/stats';
+import { openStore, type RunLocation, type StoreKind, storeLabel } from './open-store';
+import { openRunScope } from './run-scope';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const ROUNDS = Number(process.env.ROUNDS ?? 5);
-const PER_ROUND = Number(process.env.PER_ROUND ?? 1_000);
 const IN_FLIGHT = 50;
-const run = randomUUID().slice(0, 8);
-
-interface Subject {
-  name: string;
-  store: IdempotencyStore;
-  close: () => Promise<unknown>;
-}
-
-async function subjects(): Promise<Subject[]> {
-  const list: Subject[] = [{ name: 'memory', store: memoryStore(), close: async () => {} }];
-  if ((await probeTcp(REDIS_URL)) === undefined) {
-    const nodeRedis = await createClient({ url: REDIS_URL }).connect();
-    list.push({
-      name: 'redis (node-redis)',
-      store: redisStore({ client: nodeRedis, prefix: `bench-${run}:` }),
-      close: () => nodeRedis.close(),
-    });
-    const ioredis = new Redis(REDIS_URL);
-    list.push({ name: 'redis (ioredis)', store: redisStore({ client: ioredis, prefix: `bench-${run}:` }), close: () => ioredis.quit() });
-  } else console.warn(`Redis at ${REDIS_URL} unreachable: left out`);
-  if ((await probeTcp(DATABASE_URL)) === undefined) {
-    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: IN_FLIGHT });
-    const schema = `hookline_bench_${run}`;
-    const store = postgresStore({ pool, schema });
-    await store.ensureSchema();
-    list.push({
-      name: 'postgres',
-      store,
-      close: async () => {
-        await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
-        await pool.end();
-      },
-    });
-  } else console.warn(`PostgreSQL at ${DATABASE_URL} unreachable: left out`);
-  return list;
-}
-
 const RETENTION = 72 * 3_600_000;
+
+export interface LatencyOptions {
+  rounds: number;
+  perRound: number;
+}
+
+/** One store's figures: milliseconds per operation, and pairs per second with IN_FLIGHT in flight. */
+export interface LatencyResult {
+  claim: number[];
+  complete: number[];
+  pair: number[];
+  rates: number[];
+}
+
 const key = () => `hookline:wdl_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
 
-async function sequential(store: IdempotencyStore, samples: { claim: number[]; complete: number[]; pair: number[] }) {
-  for (let i = 0; i < PER_ROUND; i++) {
+async function sequential(store: IdempotencyStore, perRound: number, into: LatencyResult): Promise<void> {
+  for (let i = 0; i < perRound; i++) {
     const k = key();
     const t0 = performance.now();
     await store.claim(k, 'token', 30_000);
     const t1 = performance.now();
     await store.complete(k, 'token', RETENTION);
     const t2 = performance.now();
-    samples.claim.push(t1 - t0);
-    samples.complete.push(t2 - t1);
-    samples.pair.push(t2 - t0);
+    into.claim.push(t1 - t0);
+    into.complete.push(t2 - t1);
+    into.pair.push(t2 - t0);
   }
 }
 
-async function concurrent(store: IdempotencyStore): Promise<number> {
-  let left = PER_ROUND;
+async function concurrent(store: IdempotencyStore, perRound: number): Promise<number> {
+  let left = perRound;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
@@ -85,37 +57,69 @@ async function concurrent(store: IdempotencyStore): Promise<number> {
       }
     }),
   );
-  return PER_ROUND / ((performance.now() - started) / 1000);
+  return perRound / ((performance.now() - started) / 1000);
 }
 
-const quantile = (values: number[], q: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-};
-const median = (values: number[]) => quantile(values, 0.5);
-const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
-
-const list = await subjects();
-const results = new Map(
-  list.map((s) => [s.name, { claim: [] as number[], complete: [] as number[], pair: [] as number[], rates: [] as number[] }]),
-);
-for (const s of list) await sequential(s.store, { claim: [], complete: [], pair: [] }); // warm-up
-for (let round = 0; round < ROUNDS; round++) {
-  // Interleaved, and the order rotates each round.
-  for (let i = 0; i < list.length; i++) {
-    const s = list[(round + i) % list.length]!;
-    const r = results.get(s.name)!;
-    await sequential(s.store, r);
-    r.rates.push(await concurrent(s.store));
+/** Measures every store in `kinds`, each through a client of its own (a pg Pool as large as IN_FLIGHT). */
+export async function measureStoreLatency(
+  kinds: readonly StoreKind[],
+  where: RunLocation,
+  options: LatencyOptions,
+): Promise<Map<StoreKind, LatencyResult>> {
+  const opened = await Promise.all(kinds.map(async (kind) => ({ kind, ...(await openStore(kind, where, IN_FLIGHT)) })));
+  const results = new Map<StoreKind, LatencyResult>(kinds.map((kind) => [kind, { claim: [], complete: [], pair: [], rates: [] }]));
+  try {
+    for (const s of opened) await sequential(s.store, options.perRound, { claim: [], complete: [], pair: [], rates: [] }); // warm-up
+    for (let round = 0; round < options.rounds; round++) {
+      // Interleaved, and the order rotates each round.
+      for (let i = 0; i < opened.length; i++) {
+        const s = opened[(round + i) % opened.length]!;
+        const r = results.get(s.kind)!;
+        await sequential(s.store, options.perRound, r);
+        r.rates.push(await concurrent(s.store, options.perRound));
+      }
+    }
+  } finally {
+    await Promise.all(opened.map((s) => s.close()));
   }
+  return results;
 }
-console.log(`\nstore latency: ${ROUNDS} interleaved rounds x ${PER_ROUND} deliveries, Node ${process.version}\n`);
-console.log('| store | claim p50 | complete p50 | claim+complete p50 | p99 | pairs/s at 50 in flight (median round) |');
-console.log('|---|---|---|---|---|---|');
-for (const s of list) {
-  const r = results.get(s.name)!;
-  console.log(
-    `| ${s.name} | ${us(median(r.claim))} | ${us(median(r.complete))} | ${us(median(r.pair))} | ${us(quantile(r.pair, 0.99))} | ${Math.round(median(r.rates)).toLocaleString('en-US')} |`,
+
+const us = (ms: number) => `${formatNumber(ms * 1000)} µs`;
+
+/** The latency table. */
+export function latencyTable(results: Map<StoreKind, LatencyResult>): string {
+  const rows = [...results].map(([kind, r]) => [
+    storeLabel(kind),
+    us(median(r.claim)),
+    us(median(r.complete)),
+    us(median(r.pair)),
+    us(quantile(r.pair, 0.99)),
+    formatNumber(median(r.rates)),
+  ]);
+  return markdownTable(
+    [
+      'store',
+      'claim p50',
+      'complete p50',
+      'claim + complete p50',
+      'claim + complete p99',
+      `pairs/s at ${IN_FLIGHT} in flight (median round)`,
+    ],
+    rows,
   );
 }
-await Promise.all(list.map((s) => s.close()));
+
+// Run alone: measure and print the table.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const scope = await openRunScope();
+  try {
+    for (const note of scope.notes) console.warn(note);
+    const options = { rounds: Number(process.env.ROUNDS ?? 5), perRound: Number(process.env.PER_ROUND ?? 1_000) };
+    const results = await measureStoreLatency(scope.kinds, scope, options);
+    console.log(`\nstore latency: ${options.rounds} interleaved rounds x ${options.perRound} deliveries, Node ${process.version}\n`);
+    console.log(latencyTable(results));
+  } finally {
+    await scope.cleanup();
+  }
+}

@@ -51,9 +51,10 @@ const MAX_SECONDS = 2 ** 30;
  * 109 bytes each instead of 86 (bench/src/stores/memory-bytes.ts). Converting a string to a number makes
  * V8 flatten it in place, and the garbage collector then drops the node; ~40 ns, where a copy through
  * TextEncoder/TextDecoder cost ~600 ns on the hot path. Other engines just see a NaN. The sink keeps
- * the optimiser from removing the conversion.
+ * optimisers from removing the conversion: V8 must write it, and `size` reads it (as `& 0`), so the
+ * bundler's tree-shaking keeps the write too (it dropped an unread one, and the built store then
+ * cost 109 bytes a record).
  */
-// biome-ignore lint/correctness/noUnusedVariables: written so the optimiser keeps the conversion; never read
 let flattenSink = 0;
 function flatten(key: string): string {
   if (key.length >= 13) flattenSink ^= Number(key) | 0; // V8 makes no cons string shorter than 13
@@ -121,7 +122,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   return {
     get size() {
-      return records.size;
+      return records.size + (flattenSink & 0);
     },
     clear() {
       records.clear();

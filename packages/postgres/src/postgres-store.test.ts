@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { IdempotencyStore } from '@hookline/core';
 import { describeStoreConformance, requireServer } from '@hookline/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresStore } from './postgres-store';
+import { type PostgresStore, postgresStore } from './postgres-store';
 import { SCHEMA_SQL, schemaSql } from './schema';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -13,6 +14,41 @@ const schema = `hookline_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
 
 // Few connections: the shared server allows 100 and other test files run at the same time.
 const newPool = () => new pg.Pool({ connectionString: DATABASE_URL, max: 8 });
+
+/**
+ * Sends every claim and completion together with one on a fresh decoy key, so both leave in one batch:
+ * the conformance suite then runs against the batch statements instead of the one-row ones.
+ */
+function alwaysBatched(store: PostgresStore): IdempotencyStore {
+  const decoy = () => `decoy:wdl_${randomUUID()}`;
+  return {
+    async claim(key, token, leaseMs) {
+      const [result] = await Promise.all([store.claim(key, token, leaseMs), store.claim(decoy(), randomUUID(), leaseMs)]);
+      return result;
+    },
+    async complete(key, token, retentionMs) {
+      const [result] = await Promise.all([store.complete(key, token, retentionMs), store.complete(decoy(), token, retentionMs)]);
+      return result;
+    },
+    release: (key, token) => store.release(key, token),
+    extend: (key, token, leaseMs) => store.extend(key, token, leaseMs),
+  };
+}
+
+/** A pool that counts the statements it was asked to run. */
+function countingPool(pool: pg.Pool): { pool: pg.Pool; statements: () => number } {
+  let statements = 0;
+  const counted = new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property !== 'query') return Reflect.get(target, property, receiver);
+      return (...args: Parameters<pg.Pool['query']>) => {
+        statements++;
+        return (target.query as (...a: unknown[]) => unknown)(...args);
+      };
+    },
+  });
+  return { pool: counted, statements: () => statements };
+}
 
 describe('schema', () => {
   it('ships schema.sql with the same text as SCHEMA_SQL', () => {
@@ -53,6 +89,21 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
     };
   });
 
+  describeStoreConformance('postgresStore (batch statements)', () => {
+    const pool = newPool();
+    let ended = false;
+    return {
+      store: alwaysBatched(postgresStore({ pool, schema })),
+      breakBackend: async () => {
+        ended = true;
+        await pool.end();
+      },
+      cleanup: async () => {
+        if (!ended) await pool.end();
+      },
+    };
+  });
+
   describeStoreConformance(
     'postgresStore (no prepared statements)',
     () => {
@@ -71,6 +122,85 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
     },
     { rounds: 5 },
   );
+
+  describe('batches', () => {
+    it('sends claims and completions that arrive together in fewer statements, each answered as its own', async () => {
+      const counting = countingPool(newPool());
+      const store = postgresStore({ pool: counting.pool, schema });
+      try {
+        const keys = Array.from({ length: 200 }, (_, i) => `batch:${i}:wdl_${randomUUID()}`);
+        const tokens = keys.map(() => randomUUID());
+        const claims = await Promise.all(keys.map((key, i) => store.claim(key, tokens[i]!, 60_000)));
+        expect(claims.every((claim) => claim.state === 'acquired' && claim.attempt === 1)).toBe(true);
+        const afterClaims = counting.statements();
+        expect(afterClaims).toBeLessThan(keys.length / 4);
+        // Half of them with the wrong token: only the owners' completions count.
+        const completed = await Promise.all(keys.map((key, i) => store.complete(key, i % 2 === 0 ? tokens[i]! : randomUUID(), 60_000)));
+        expect(completed).toEqual(keys.map((_, i) => i % 2 === 0));
+        expect(counting.statements() - afterClaims).toBeLessThan(keys.length / 4);
+        const again = await Promise.all(keys.map((key) => store.claim(key, randomUUID(), 60_000)));
+        expect(again.map((claim) => claim.state)).toEqual(keys.map((_, i) => (i % 2 === 0 ? 'completed' : 'in_progress')));
+      } finally {
+        await counting.pool.end();
+      }
+    });
+
+    it('answers two claims of one key sent together one after the other: one acquires', async () => {
+      const pool = newPool();
+      const store = postgresStore({ pool, schema });
+      try {
+        const key = `twice:wdl_${randomUUID()}`;
+        const results = await Promise.all(Array.from({ length: 6 }, () => store.claim(key, randomUUID(), 60_000)));
+        expect(results.filter((r) => r.state === 'acquired')).toHaveLength(1);
+        expect(results.filter((r) => r.state === 'in_progress')).toHaveLength(5);
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('fails only the operation whose key the database refuses, not the others in its batch', async () => {
+      const pool = newPool();
+      const store = postgresStore({ pool, schema });
+      try {
+        const good = Array.from({ length: 5 }, () => `good:wdl_${randomUUID()}`);
+        // PostgreSQL text cannot hold U+0000: a data exception for that row alone.
+        const [bad, ...rest] = await Promise.allSettled([
+          store.claim('bad\u0000key', randomUUID(), 60_000),
+          ...good.map((key) => store.claim(key, randomUUID(), 60_000)),
+        ]);
+        expect(bad?.status).toBe('rejected');
+        expect(rest.map((r) => (r.status === 'fulfilled' ? r.value.state : r.reason))).toEqual(good.map(() => 'acquired'));
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('never deadlocks: two processes claim and complete the same keys in opposite orders at once', async () => {
+      const pools = [newPool(), newPool()];
+      const [a, b] = pools.map((pool) => postgresStore({ pool, schema })) as [PostgresStore, PostgresStore];
+      try {
+        for (let round = 0; round < 10; round++) {
+          const keys = Array.from({ length: 30 }, (_, i) => `order:${round}:${i}:wdl_${randomUUID()}`);
+          const tokens = keys.map(() => randomUUID());
+          await Promise.all(keys.map((key, i) => a.claim(key, tokens[i]!, 60_000)));
+          // a completes in one order while b claims (as a retry would) in the other.
+          const [completed, claims] = await Promise.all([
+            Promise.all(keys.map((key, i) => a.complete(key, tokens[i]!, 60_000))),
+            Promise.all([...keys].reverse().map((key) => b.claim(key, randomUUID(), 60_000))),
+          ]);
+          expect(completed.every(Boolean)).toBe(true);
+          expect(claims.every((claim) => claim.state === 'completed' || claim.state === 'in_progress')).toBe(true);
+        }
+      } finally {
+        await Promise.all(pools.map((pool) => pool.end()));
+      }
+    });
+
+    it('refuses batch sizes and concurrency that are not positive integers', () => {
+      expect(() => postgresStore({ pool: admin, maxBatchSize: 0 })).toThrow(/maxBatchSize/);
+      expect(() => postgresStore({ pool: admin, batchConcurrency: 1.5 })).toThrow(/batchConcurrency/);
+    });
+  });
 
   it('creates the table, the index on purge_at and the schema only when absent', async () => {
     const store = postgresStore({ pool: admin, schema });

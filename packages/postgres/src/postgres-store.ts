@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
+import { batchQueue } from './batch-queue';
 import type { PgQueryable } from './pg-pool';
 import { qualifiedTable, schemaSql, type TableLocation } from './schema';
+import { statements } from './statements';
 
 /** Options of `postgresStore()`. */
 export interface PostgresStoreOptions extends TableLocation {
@@ -19,6 +21,20 @@ export interface PostgresStoreOptions extends TableLocation {
    * @default true
    */
   preparedStatements?: boolean;
+  /**
+   * Most claims (or completions) sent together in one statement. Under load, the operations that
+   * arrive while `batchConcurrency` statements of their kind are running leave together when one
+   * comes back: one round trip and one commit for many deliveries. `1` sends each one alone.
+   * @default 100
+   */
+  maxBatchSize?: number;
+  /**
+   * Most claim statements (and, separately, completion statements) running at once; operations
+   * beyond wait for the next batch. Keep twice this under the Pool's `max`, for `extend` and
+   * `release` and your own queries.
+   * @default 2
+   */
+  batchConcurrency?: number;
 }
 
 /** A Postgres store, plus its schema and housekeeping. */
@@ -31,40 +47,6 @@ export interface PostgresStore extends IdempotencyStore {
   prune(): Promise<number>;
 }
 
-// Milliseconds → interval, for durations past 2^31 ms too (float8 holds every integer up to 2^53).
-const MS = (param: string): string => `(${param}::float8 * interval '1 millisecond')`;
-const NOW = 'statement_timestamp()';
-
-/** Builds the four statements for one table. */
-function statements(table: string) {
-  // A row is free to claim once its lease or retention ended (`expires_at`; a released row's is the
-  // release time) or it outlived `purge_at`. Its attempt count starts over when it is a completion
-  // whose retention ended, or a row old enough to have been pruned.
-  const free = `(r.expires_at <= ${NOW} OR r.purge_at <= ${NOW})`;
-  const fresh = `(r.state = 'c' OR r.purge_at <= ${NOW})`;
-  const leaseEnd = `${NOW} + ${MS('$3')}`;
-  const claim = `INSERT INTO ${table} AS r (key, state, token, attempt, expires_at, purge_at)
-VALUES ($1::text, 'l', $2::text, 1, ${leaseEnd}, ${leaseEnd} + ${MS('$4')})
-ON CONFLICT (key) DO UPDATE SET
-  state      = CASE WHEN ${free} THEN 'l' ELSE r.state END,
-  token      = CASE WHEN ${free} THEN EXCLUDED.token ELSE r.token END,
-  attempt    = CASE WHEN ${free} THEN (CASE WHEN ${fresh} THEN 1 ELSE r.attempt + 1 END) ELSE r.attempt END,
-  expires_at = CASE WHEN ${free} THEN EXCLUDED.expires_at ELSE r.expires_at END,
-  purge_at   = CASE WHEN ${free} THEN EXCLUDED.purge_at ELSE r.purge_at END
-RETURNING r.state,
-  r.attempt,
-  (r.token = $2::text AND r.expires_at = ${leaseEnd}) AS mine,
-  ceil(extract(epoch FROM r.expires_at - ${NOW}) * 1000)::float8 AS left_ms`;
-  const owned = `key = $1::text AND state = 'l' AND token = $2::text AND expires_at > ${NOW}`;
-  return {
-    claim,
-    complete: `UPDATE ${table} SET state = 'c', token = NULL, expires_at = ${NOW} + ${MS('$3')}, purge_at = ${NOW} + ${MS('$3')} WHERE ${owned}`,
-    release: `UPDATE ${table} SET state = 'r', token = NULL, expires_at = ${NOW}, purge_at = ${NOW} + ${MS('$3')} WHERE ${owned}`,
-    extend: `UPDATE ${table} SET expires_at = ${leaseEnd}, purge_at = GREATEST(purge_at, ${leaseEnd} + ${MS('$4')}) WHERE ${owned}`,
-    prune: `DELETE FROM ${table} WHERE purge_at <= ${NOW}`,
-  };
-}
-
 function ms(name: string, value: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new RangeError(`postgresStore: ${name} must be a positive number of milliseconds, got ${value}`);
@@ -72,19 +54,41 @@ function ms(name: string, value: number): number {
   return value;
 }
 
+function count(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`postgresStore: ${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
 interface ClaimRow {
+  key: string;
   state: string;
   attempt: number;
   mine: boolean;
   left_ms: number;
 }
 
+function claimResult(row: ClaimRow): ClaimResult {
+  if (row.state === 'c') return { state: 'completed' };
+  if (row.mine) return { state: 'acquired', attempt: row.attempt };
+  return { state: 'in_progress', retryAfterMs: Math.max(1, row.left_ms) };
+}
+
+/** SQLSTATE class 22, data exception: the statement changed nothing, and one item's value may be why. */
+const isDataException = (error: unknown): boolean => String((error as { code?: unknown } | null)?.code ?? '').startsWith('22');
+
+interface Operation {
+  key: string;
+  token: string;
+  ms: number;
+}
+
 /**
  * An idempotency store in PostgreSQL, shared by every receiver process that uses the same table.
- * One statement per operation, every expiry on the database clock (`statement_timestamp()`). The claim
- * is a single `INSERT … ON CONFLICT DO UPDATE` that always returns exactly one row: the conflicting row
- * is locked, then rewritten either as our lease (when free) or as itself, and the returned row tells
- * which. Errors reject the operation's promise, which the receiver answers 503 (the service retries).
+ * Every expiry on the database clock (`statement_timestamp()`). A claim is an `INSERT … ON CONFLICT
+ * DO UPDATE` that returns exactly one row per key: the conflicting row is locked, then rewritten
+ * either as our lease (when free) or as itself, and the returned row tells which. Under load, claims
+ * (and completions) that arrive together share one statement and one commit. Errors reject the
+ * operation's promise, which the receiver answers 503 (the service retries).
  *
  * @example
  * import pg from 'pg';
@@ -99,6 +103,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const { pool } = options;
   const table = qualifiedTable(options);
   const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
+  const maxSize = count('maxBatchSize', options.maxBatchSize ?? 100);
+  const concurrency = count('batchConcurrency', options.batchConcurrency ?? 2);
   const sql = statements(table);
   const prepared = options.preparedStatements ?? true;
   // Named statements are per connection and per text: the name carries a hash of the text.
@@ -107,21 +113,57 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     if (!prepared) return { text };
     return { name: `hookline_${kind}_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text };
   };
-  const q = { claim: named('claim'), complete: named('complete'), release: named('release'), extend: named('extend') };
+  const q = {
+    claimOne: named('claimOne'),
+    claimMany: named('claimMany'),
+    completeOne: named('completeOne'),
+    completeMany: named('completeMany'),
+    release: named('release'),
+    extend: named('extend'),
+  };
+
+  const columns = (items: Operation[]) => [items.map((o) => o.key), items.map((o) => o.token), items.map((o) => o.ms)];
+
+  async function claims(items: Operation[]): Promise<ClaimResult[]> {
+    const [one] = items;
+    const result =
+      items.length === 1 && one !== undefined
+        ? await pool.query({ ...q.claimOne, values: [one.key, one.token, one.ms, keep] })
+        : await pool.query({ ...q.claimMany, values: [...columns(items), keep] });
+    const rows = new Map((result.rows as ClaimRow[]).map((row) => [row.key, row]));
+    return items.map((item) => {
+      const row = rows.get(item.key);
+      if (row === undefined) throw new Error(`postgresStore: the claim of ${JSON.stringify(item.key)} returned no row`);
+      return claimResult(row);
+    });
+  }
+
+  async function completions(items: Operation[]): Promise<boolean[]> {
+    const [one] = items;
+    if (items.length === 1 && one !== undefined) {
+      const result = await pool.query({ ...q.completeOne, values: [one.key, one.token, one.ms] });
+      return [result.rowCount === 1];
+    }
+    const result = await pool.query({ ...q.completeMany, values: columns(items) });
+    const done = new Set((result.rows as { key: string }[]).map((row) => row.key));
+    return items.map((item) => done.has(item.key));
+  }
+
+  // With batches of one, every operation goes straight to the pool, as one statement each.
+  const queue = <O>(run: (items: Operation[]) => Promise<O[]>): ((item: Operation) => Promise<O>) =>
+    maxSize === 1
+      ? async (item) => (await run([item]))[0] as O
+      : batchQueue({ run, keyOf: (item) => item.key, maxSize, concurrency, isItemFault: isDataException });
+  const claim = queue(claims);
+  const complete = queue(completions);
 
   return {
     table,
-    async claim(key, token, leaseMs): Promise<ClaimResult> {
-      const result = await pool.query({ ...q.claim, values: [key, token, ms('leaseMs', leaseMs), keep] });
-      const row = result.rows[0] as ClaimRow | undefined;
-      if (row === undefined) throw new Error(`postgresStore: the claim of ${JSON.stringify(key)} returned no row`);
-      if (row.state === 'c') return { state: 'completed' };
-      if (row.mine) return { state: 'acquired', attempt: row.attempt };
-      return { state: 'in_progress', retryAfterMs: Math.max(1, row.left_ms) };
+    async claim(key, token, leaseMs) {
+      return claim({ key, token, ms: ms('leaseMs', leaseMs) });
     },
     async complete(key, token, retentionMs) {
-      const result = await pool.query({ ...q.complete, values: [key, token, ms('retentionMs', retentionMs)] });
-      return result.rowCount === 1;
+      return complete({ key, token, ms: ms('retentionMs', retentionMs) });
     },
     async release(key, token) {
       const result = await pool.query({ ...q.release, values: [key, token, keep] });

@@ -1,22 +1,76 @@
-// Builds the Next.js fixture app once (skipped when nothing it is built from changed) and serves it
-// with `next start` on a free port of 127.0.0.1.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+// Builds the Next.js fixture app once per Next major `@hookline/next` claims (skipped when nothing it
+// is built from changed) and serves each build with that major's `next start` on a free port of
+// 127.0.0.1.
+//
+// Each major builds its own copy of test/fixtures/next-app in test/.next/next-<major> (gitignored,
+// at the fixture's depth so its relative imports still reach test/ and packages/). A copy per major
+// keeps the builds apart: each has its own `.next`, its own `node_modules/next` (a link to that
+// major's package, so the app and its server resolve the same Next), and Next's rewrites of
+// tsconfig.json / next-env.d.ts (which differ between majors) never touch the tracked fixture.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
-/** The fixture app's directory. */
+/** The fixture app's directory (the sources every major's copy is made from). */
 export const NEXT_APP_DIR = join(repo, 'test/fixtures/next-app');
-const nextBin = createRequire(join(repo, 'test/package.json')).resolve('next/dist/bin/next');
-const stampFile = join(NEXT_APP_DIR, '.next', 'hookline-build-hash');
+const requireFromTests = createRequire(join(repo, 'test/package.json'));
+
+/** The Next.js majors the matrix runs on: the lowest and the highest of `@hookline/next`'s peer range. */
+export const NEXT_MAJORS = [15, 16] as const;
+/** One of {@link NEXT_MAJORS}. */
+export type NextMajor = (typeof NEXT_MAJORS)[number];
+
+/**
+ * Each major's package in test/package.json (Next 15 as the npm alias `next15`) and its build flags.
+ * Next 15 builds with webpack, its default; `--no-lint` skips its ESLint pass (Next 16 dropped both
+ * the pass and the flag, and builds with Turbopack).
+ */
+const INSTALLS: Record<NextMajor, { packageName: string; buildArgs: string[] }> = {
+  15: { packageName: 'next15', buildArgs: ['--no-lint'] },
+  16: { packageName: 'next', buildArgs: [] },
+};
+
+/** Where one major's Next package is installed, and its version. */
+interface NextInstall {
+  major: NextMajor;
+  version: string;
+  packageDir: string;
+  /** That package's own CLI (the two packages' `node_modules/.bin/next` collide). */
+  bin: string;
+  buildArgs: string[];
+  /** The fixture copy this major builds and serves. */
+  appDir: string;
+}
+
+function nextInstall(major: NextMajor): NextInstall {
+  const { packageName, buildArgs } = INSTALLS[major];
+  const packageDir = dirname(requireFromTests.resolve(`${packageName}/package.json`));
+  const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string };
+  if (!version.startsWith(`${major}.`)) throw new Error(`${packageName} in test/package.json is Next ${version}, not Next ${major}`);
+  return { major, version, packageDir, bin: join(packageDir, 'dist/bin/next'), buildArgs, appDir: join(repo, `test/.next/next-${major}`) };
+}
+
+const SKIPPED = new Set(['.next', 'node_modules', 'next-env.d.ts']);
 
 function hashTree(hash: ReturnType<typeof createHash>, path: string): void {
   if (statSync(path).isDirectory()) {
     for (const entry of readdirSync(path).sort()) {
-      if (entry === '.next' || entry === 'node_modules' || entry === 'next-env.d.ts' || entry.endsWith('.test.ts')) continue;
+      if (SKIPPED.has(entry) || entry.endsWith('.test.ts')) continue;
       hashTree(hash, join(path, entry));
     }
     return;
@@ -24,8 +78,8 @@ function hashTree(hash: ReturnType<typeof createHash>, path: string): void {
   hash.update(path).update(readFileSync(path));
 }
 
-/** Everything the build depends on: the app, the adapter and core sources, the receiver, Next's version. */
-function sourceHash(): string {
+/** Everything a build depends on: the app, the adapter and core sources, the receiver, this major's Next. */
+function sourceHash(install: NextInstall): string {
   const hash = createHash('sha256');
   for (const path of [
     NEXT_APP_DIR,
@@ -35,33 +89,77 @@ function sourceHash(): string {
   ]) {
     hashTree(hash, path);
   }
-  hash.update(readFileSync(join(nextBin, '../../../package.json')));
+  hash.update(readFileSync(join(install.packageDir, 'package.json')));
+  hash.update(install.buildArgs.join(' '));
   return hash.digest('hex');
 }
 
-/** `next build` unless the last build came from the same sources. */
-export function buildNextApp(): void {
-  const hash = sourceHash();
-  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === hash) return;
-  const result = spawnSync(process.execPath, [nextBin, 'build'], {
-    cwd: NEXT_APP_DIR,
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
-    encoding: 'utf8',
+function linkTarget(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Makes `appDir` a fresh copy of the fixture (keeping `.next`, Next's build cache) linked to this major's Next. */
+function prepareCopy({ appDir, packageDir }: NextInstall): void {
+  mkdirSync(appDir, { recursive: true });
+  for (const entry of readdirSync(appDir)) {
+    if (entry !== '.next' && entry !== 'node_modules') rmSync(join(appDir, entry), { recursive: true, force: true });
+  }
+  cpSync(NEXT_APP_DIR, appDir, { recursive: true, filter: (source) => !SKIPPED.has(basename(source)) });
+  const link = join(appDir, 'node_modules/next');
+  if (linkTarget(link) === packageDir) return;
+  rmSync(link, { recursive: true, force: true });
+  mkdirSync(dirname(link), { recursive: true });
+  symlinkSync(packageDir, link, 'dir');
+}
+
+/** Runs a CLI to completion, resolving its combined output; rejects with it on a non-zero exit. */
+function run(args: string[], cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      cwd,
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve(output) : reject(new Error(`${args.join(' ')} exited with ${code}:\n${output}`))));
   });
-  if (result.status !== 0) throw new Error(`next build failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+}
+
+/** `next build` of this major's copy, unless the last build came from the same sources. Resolves the Next version. */
+export async function buildNextApp(major: NextMajor): Promise<string> {
+  const install = nextInstall(major);
+  const hash = sourceHash(install);
+  const stampFile = join(install.appDir, '.next', 'hookline-build-hash');
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === hash) return install.version;
+  prepareCopy(install);
+  await run([install.bin, 'build', ...install.buildArgs], install.appDir);
   writeFileSync(stampFile, hash);
+  return install.version;
 }
 
 /** A running `next start`. */
 export interface NextServer {
   base: string;
+  /** The Next.js version the server announced (`▲ Next.js 15.5.29`). */
+  version: string;
   close(): Promise<void>;
 }
 
-/** Starts `next start -p 0` and resolves with the address it printed. */
-export function startNextApp(): Promise<NextServer> {
-  const child: ChildProcess = spawn(process.execPath, [nextBin, 'start', '-p', '0', '-H', '127.0.0.1'], {
-    cwd: NEXT_APP_DIR,
+/** Starts this major's `next start -p 0` on its build and resolves with the address it printed. */
+export function startNextApp(major: NextMajor): Promise<NextServer> {
+  const install = nextInstall(major);
+  const child: ChildProcess = spawn(process.execPath, [install.bin, 'start', '-p', '0', '-H', '127.0.0.1'], {
+    cwd: install.appDir,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -79,7 +177,13 @@ export function startNextApp(): Promise<NextServer> {
       if (match?.[1] && /Ready/.test(output)) {
         child.stdout?.off('data', onData);
         child.stdout?.resume();
-        resolve({ base: match[1], close });
+        const version = /Next\.js (\d+\.\d+\.\d+\S*)/.exec(output)?.[1] ?? 'unknown';
+        if (!version.startsWith(`${major}.`)) {
+          void close();
+          reject(new Error(`expected Next ${major}, the server announced Next ${version}:\n${output}`));
+          return;
+        }
+        resolve({ base: match[1], version, close });
       }
     };
     child.stdout?.on('data', onData);

@@ -9,39 +9,74 @@ const repo = fileURLToPath(new URL('../../../', import.meta.url));
 /** The secret the smoke tests sign with. */
 export const EXAMPLE_SECRET = 'whsec_example_smoke';
 
+/** One JSON line an example prints per handler run; `port` only from examples that run several processes. */
+export interface ExampleLine {
+  event: string;
+  deliveryId: string;
+  port?: number;
+}
+
 /** A running example. */
 export interface RunningExample {
+  /** `POST /webhooks` on PORT. */
   url: string;
+  /** The same on PORT, PORT+1, … for an example started with `ports` > 1. */
+  urls: string[];
   /** Resolves with the first stdout JSON line that has this deliveryId. */
-  lineFor(deliveryId: string): Promise<{ event: string; deliveryId: string }>;
+  lineFor(deliveryId: string): Promise<ExampleLine>;
   /** Every `{ event, deliveryId }` line printed so far. */
-  lines(): { event: string; deliveryId: string }[];
+  lines(): ExampleLine[];
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Options of `startExample()`. */
+export interface StartExampleOptions {
+  /** More environment for the example (REDIS_URL, REDIS_PREFIX, …). */
+  env?: Record<string, string>;
+  /**
+   * How many consecutive ports from PORT the example serves (a multi-process example listens on
+   * PORT and PORT+1); it is ready once every one answers.
+   * @default 1
+   */
+  ports?: number;
+}
+
+/** Binds `port` (0: any) on 127.0.0.1 and lets it go; resolves the port, or undefined when it is taken. */
+function tryPort(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
     });
   });
 }
 
-/** `pnpm start` in examples/<name>; resolves once POST /webhooks answers. */
-export async function startExample(name: string): Promise<RunningExample> {
-  const port = await freePort();
+/** A free port whose `count - 1` successors are free too. */
+async function freePorts(count: number): Promise<number> {
+  for (;;) {
+    const first = await tryPort(0);
+    if (first === undefined || first + count - 1 > 65_535) continue;
+    let free = true;
+    for (let next = first + 1; free && next < first + count; next++) free = (await tryPort(next)) !== undefined;
+    if (free) return first;
+  }
+}
+
+/** `pnpm start` in examples/<name>; resolves once POST /webhooks answers (on every port). */
+export async function startExample(name: string, options: StartExampleOptions = {}): Promise<RunningExample> {
+  const portCount = options.ports ?? 1;
+  const port = await freePorts(portCount);
   // Its own process group, so stopping it also stops what pnpm started (tsx, next).
   const child: ChildProcess = spawn('pnpm', ['--silent', 'start'], {
     cwd: `${repo}examples/${name}`,
-    env: { ...process.env, PORT: String(port), WEBHOOK_SECRET: EXAMPLE_SECRET, NEXT_TELEMETRY_DISABLED: '1' },
+    env: { ...process.env, ...options.env, PORT: String(port), WEBHOOK_SECRET: EXAMPLE_SECRET, NEXT_TELEMETRY_DISABLED: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
   let output = '';
-  const parsed: { event: string; deliveryId: string }[] = [];
+  const parsed: ExampleLine[] = [];
   const waiters: (() => void)[] = [];
   let pending = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -53,9 +88,13 @@ export async function startExample(name: string): Promise<RunningExample> {
       // Only lines that are the example's JSON records count (Next prints its own log lines too).
       if (!line.startsWith('{')) continue;
       try {
-        const value = JSON.parse(line) as { event?: unknown; deliveryId?: unknown };
+        const value = JSON.parse(line) as { event?: unknown; deliveryId?: unknown; port?: unknown };
         if (typeof value.event === 'string' && typeof value.deliveryId === 'string')
-          parsed.push({ event: value.event, deliveryId: value.deliveryId });
+          parsed.push({
+            event: value.event,
+            deliveryId: value.deliveryId,
+            ...(typeof value.port === 'number' ? { port: value.port } : {}),
+          });
       } catch {
         // not one of ours
       }
@@ -84,21 +123,24 @@ export async function startExample(name: string): Promise<RunningExample> {
     await exitedPromise;
   };
 
-  const url = `http://127.0.0.1:${port}/webhooks`;
+  const urls = Array.from({ length: portCount }, (_, i) => `http://127.0.0.1:${port + i}/webhooks`);
   // Ready when an unsigned POST is refused by hookline (401), not by a half-started server.
-  for (;;) {
-    if (exited) throw new Error(`example ${name} exited before it was ready:\n${output}`);
-    try {
-      const response = await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
-      if (response.status === 401) break;
-    } catch {
-      // not listening yet
+  for (const url of urls) {
+    for (;;) {
+      if (exited) throw new Error(`example ${name} exited before it was ready:\n${output}`);
+      try {
+        const response = await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+        if (response.status === 401) break;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 
   return {
-    url,
+    url: urls[0]!,
+    urls,
     lines: () => parsed,
     lineFor: async (deliveryId) => {
       for (;;) {

@@ -1,0 +1,82 @@
+/** The markdown of the stores suite's throughput and memory parts, with their target lines. */
+import { pinningNote } from '../lib/pinning';
+import { formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
+import { packageVersion } from '../lib/versions';
+import type { BytesSample } from './bytes-per-record';
+import { type StoreKind, storeLabel } from './open-store';
+import type { ThroughputOptions, ThroughputSample } from './throughput';
+
+/** Throughput targets, as a fraction of the memory store's req/s in the same run. */
+const TARGETS: { kinds: StoreKind[]; name: string; min: number }[] = [
+  { kinds: ['node-redis', 'ioredis'], name: 'Redis store', min: 0.7 },
+  { kinds: ['postgres'], name: 'Postgres store', min: 0.5 },
+];
+const MAX_BYTES_PER_RECORD = 100;
+
+const target = (text: string, measured: string, met: boolean) => `**Target: ${text} → measured ${measured} (${met ? 'met' : 'MISSED'}).**`;
+
+/** Per round, the store's req/s over the memory store's in that same round; the median of those. */
+function ratioToMemory(samples: Map<StoreKind, ThroughputSample[]>, kind: StoreKind): number {
+  const memory = samples.get('memory') ?? [];
+  const mine = samples.get(kind) ?? [];
+  return median(mine.map((s, round) => s.rps / (memory[round]?.rps ?? Number.NaN)));
+}
+
+export function throughputSection(
+  samples: Map<StoreKind, ThroughputSample[]>,
+  options: ThroughputOptions & { autocannon: string; measuredOn: string },
+): string {
+  const rows = [...samples].map(([kind, list]) => [
+    storeLabel(kind),
+    formatNumber(median(list.map((s) => s.rps))),
+    `±${spreadPercent(list.map((s) => s.rps)).toFixed(1)}%`,
+    `${median(list.map((s) => s.p50))} ms`,
+    `${median(list.map((s) => s.p99))} ms`,
+    formatNumber(median(list.map((s) => s.cpuPerRequest)), 1),
+    String(list.reduce((sum, s) => sum + s.non2xx + s.errors, 0)),
+    formatRatio(ratioToMemory(samples, kind)),
+  ]);
+  const targets = TARGETS.flatMap(({ kinds, name, min }) =>
+    kinds.map((kind) => {
+      const text = `${storeLabel(kind)} ≥ ${formatRatio(min)} the memory store's throughput`;
+      if (!samples.has(kind)) return `**Target: ${text} → not measured (${name}'s server unreachable).**`;
+      const ratio = ratioToMemory(samples, kind);
+      return target(text, formatRatio(ratio), ratio >= min);
+    }),
+  );
+  return [
+    `Each store behind its own server process: hookline's node:http bridge (\`createNodeHandler\` from @hookline/core ${packageVersion('@hookline/core')}, measured on ${options.measuredOn}) with one no-op handler on 127.0.0.1; Redis and PostgreSQL are the local servers on loopback, each run under a key prefix / schema of its own, deleted afterwards. autocannon (${options.autocannon}) runs in another process with ${options.connections} connections and sends 1 KB deliveries, each with a fresh deliveryId and signature, so every request is a real claim and completion in the store. A ${options.warmupSeconds} s warm-up per server, then ${options.rounds} interleaved rounds of ${options.seconds} s (A B C D, D C B A, …); req/s and latencies are medians across rounds (spread ± half the IQR), "vs memory" is the median of the per-round ratios to the memory store. CPU is the receiver process's user + system µs per request (process.cpuUsage), not counting Redis's or PostgreSQL's own; the Postgres store uses a pg Pool of ${options.pgPoolMax} (pg's default is 10). ${pinningNote()} Redis and PostgreSQL are not pinned: they take whatever core is free, as a database on the same host would.`,
+    '',
+    markdownTable(['store', 'req/s (median)', 'spread', 'p50', 'p99', 'server CPU µs / request', 'non-2xx + errors', 'vs memory'], rows),
+    '',
+    targets.join('\n\n'),
+  ].join('\n');
+}
+
+export function bytesSection(samples: BytesSample[]): string {
+  const perRecord = samples.map((s) => s.bytesPerRecord);
+  const bytes = median(perRecord);
+  const records = samples[0]?.records ?? 0;
+  return [
+    `Memory: ${formatNumber(records)} deliveries claimed and completed in a fresh memory store (\`bench/src/stores/memory-bytes.ts\`, keys built as the receiver builds them from ids parsed out of JSON), heap measured after forced GCs before and after; ${samples.length} runs, each in its own process.`,
+    '',
+    markdownTable(
+      ['records', 'heap before (median)', 'heap after (median)', 'bytes per completed record (median)', 'runs'],
+      [
+        [
+          formatNumber(records),
+          `${median(samples.map((s) => s.heapBeforeMB))} MB`,
+          `${median(samples.map((s) => s.heapAfterMB))} MB`,
+          formatNumber(bytes),
+          perRecord.join(', '),
+        ],
+      ],
+    ),
+    '',
+    target(
+      `memory store ≤ ${MAX_BYTES_PER_RECORD} bytes per completed record at ${formatNumber(records)} records`,
+      `${formatNumber(bytes)} bytes`,
+      bytes <= MAX_BYTES_PER_RECORD,
+    ),
+  ].join('\n');
+}
