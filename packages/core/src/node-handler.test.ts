@@ -46,6 +46,31 @@ describe('createNodeHandler', () => {
     expect(get.headers.get('allow')).toBe('POST');
   });
 
+  it('drops a request whose client went away mid-body: nothing runs, the server goes on serving', async () => {
+    const receiver = createReceiver({ secret: SECRET });
+    const handler = vi.fn();
+    receiver.on('*', handler);
+    const node = createNodeHandler(receiver);
+    const settled = vi.fn();
+    const base = await serve((req, res) => {
+      void node(req, res).then(settled);
+    });
+    const { port } = new URL(base);
+    const input = signed(envelope());
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        socket.write(`POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${input.body.byteLength}\r\n`);
+        socket.write(`x-service-signature: ${(input.headers as Record<string, string>)['x-service-signature']}\r\n\r\n`);
+        socket.write(input.body.subarray(0, 10), () => setTimeout(() => socket.destroy(), 50));
+      });
+      socket.on('close', () => resolve());
+    });
+    await vi.waitFor(() => expect(settled).toHaveBeenCalledTimes(1)); // the handler's promise ended, no hang
+    expect(handler).not.toHaveBeenCalled();
+    expect((await post(base, signed(envelope()))).status).toBe(200);
+    expect(handler).toHaveBeenCalledTimes(1);
+  });
+
   it('passes other paths to next() when used as middleware', async () => {
     const handler = createNodeHandler(createReceiver({ secret: SECRET }), { path: '/webhooks' });
     const base = await serve((req, res) => {
