@@ -8,10 +8,12 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 // ISO 8601 date-time as the service writes it (service-api.md part 2), offset or Z required.
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/;
 
-// The positions of the digits in the service's own form, `2026-11-22T07:58:15.267Z`.
-const DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22] as const;
-const digit = (text: string, at: number): number => text.charCodeAt(at) - 48;
-const number2 = (text: string, at: number): number => digit(text, at) * 10 + digit(text, at + 1);
+/** The two-digit number at `at`, or NaN unless both characters are ASCII digits. */
+function twoDigits(text: string, at: number): number {
+  const tens = text.charCodeAt(at) - 48;
+  const ones = text.charCodeAt(at + 1) - 48;
+  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : Number.NaN;
+}
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
 function daysInMonth(year: number, month: number): number {
@@ -25,23 +27,29 @@ function daysInMonth(year: number, month: number): number {
  * regular expression and Date.parse that every other form goes through.
  */
 export function parseTimestamp(text: string): number {
-  if (text.length === 24 && text.charCodeAt(23) === 90 /* Z */ && text.charCodeAt(10) === 84 /* T */) {
-    let digits = true;
-    for (const at of DIGITS) {
-      const c = text.charCodeAt(at);
-      if (c < 48 || c > 57) digits = false;
-    }
-    const separators = text[4] === '-' && text[7] === '-' && text[13] === ':' && text[16] === ':' && text[19] === '.';
-    const month = number2(text, 5);
-    const day = number2(text, 8);
-    const hours = number2(text, 11);
-    const minutes = number2(text, 14);
-    const seconds = number2(text, 17);
-    // Date.UTC would roll 2026-02-31 over into March: refuse, as Date.parse does.
-    if (digits && separators && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hours < 24 && minutes < 60 && seconds < 60) {
-      const year = number2(text, 0) * 100 + number2(text, 2);
+  if (
+    text.length === 24 &&
+    text.charCodeAt(4) === 45 /* - */ &&
+    text.charCodeAt(7) === 45 &&
+    text.charCodeAt(10) === 84 /* T */ &&
+    text.charCodeAt(13) === 58 /* : */ &&
+    text.charCodeAt(16) === 58 &&
+    text.charCodeAt(19) === 46 /* . */ &&
+    text.charCodeAt(23) === 90 /* Z */
+  ) {
+    const year = twoDigits(text, 0) * 100 + twoDigits(text, 2);
+    const month = twoDigits(text, 5);
+    const day = twoDigits(text, 8);
+    const hours = twoDigits(text, 11);
+    const minutes = twoDigits(text, 14);
+    const seconds = twoDigits(text, 17);
+    const lastDigit = text.charCodeAt(22) - 48;
+    const millis = twoDigits(text, 20) * 10 + (lastDigit >= 0 && lastDigit <= 9 ? lastDigit : Number.NaN);
+    // NaN fails every comparison, so a non-digit anywhere falls through to the general path below.
+    // Date.UTC would roll 2026-02-31 over into March: refuse it, as the general path does not.
+    if (year >= 0 && month >= 1 && month <= 12 && day >= 1 && hours < 24 && minutes < 60 && seconds < 60 && millis >= 0) {
       if (day > daysInMonth(year, month)) return Number.NaN;
-      return Date.UTC(year, month - 1, day, hours, minutes, seconds, digit(text, 20) * 100 + number2(text, 21));
+      return Date.UTC(year, month - 1, day, hours, minutes, seconds, millis);
     }
   }
   return ISO_8601.test(text) ? Date.parse(text) : Number.NaN;
