@@ -62,7 +62,7 @@ export async function openStore(kind: StoreKind, where: RunLocation, pgPoolMax =
       return { store: redisStore({ client, prefix: where.prefix }), close: () => client.close() };
     }
     case 'ioredis': {
-      const client = new Redis(REDIS_URL, { enableAutoPipelining: process.env.AUTOPIPE === '1' });
+      const client = new Redis(REDIS_URL);
       return {
         store: redisStore({ client, prefix: where.prefix }),
         close: async () => {
