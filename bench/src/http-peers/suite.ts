@@ -2,7 +2,7 @@
  * HTTP suite: hookline's node:http bridge with the memory store vs @octokit/webhooks'
  * createNodeMiddleware, both on bare node:http, each in its own server process, loaded by autocannon
  * in a third process on loopback. Interleaved A B A B for HOOKLINE_BENCH_HTTP_ROUNDS rounds (default
- * 3, at least 3) of HOOKLINE_BENCH_HTTP_SECONDS each; medians of req/s, p50, p99 and the server's CPU
+ * 5, at least 3) of HOOKLINE_BENCH_HTTP_SECONDS (4) each; medians of req/s, p50, p99 and the server's CPU
  * µs per request (process.cpuUsage inside the server). Prints one markdown section.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -14,8 +14,8 @@ import { formatNumber, formatRatio, markdownTable, median, spreadPercent } from 
 import { packageVersion } from '../lib/versions';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ROUNDS = Math.max(3, Number(process.env.HOOKLINE_BENCH_HTTP_ROUNDS ?? 3));
-const SECONDS = Number(process.env.HOOKLINE_BENCH_HTTP_SECONDS ?? 5);
+const ROUNDS = Math.max(3, Number(process.env.HOOKLINE_BENCH_HTTP_ROUNDS ?? 5));
+const SECONDS = Number(process.env.HOOKLINE_BENCH_HTTP_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.HOOKLINE_BENCH_HTTP_CONNECTIONS ?? 16);
 // The same module resolution the runner itself uses (source condition or built dist).
 const nodeArgs = ['--import', 'tsx', ...process.execArgv.filter((a) => a.startsWith('--conditions'))];

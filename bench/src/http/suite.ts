@@ -3,7 +3,7 @@
  * (raw body, HMAC-SHA256, timingSafeEqual, JSON.parse; see server.ts). Every server is its own
  * process on 127.0.0.1; autocannon runs in another (../http-peers/load.ts: 1 KB deliveries, a fresh
  * deliveryId and signature per request). Per framework the two run interleaved, A B then B A, for
- * HOOKLINE_BENCH_HTTP_ROUNDS rounds (default 3, at least 3) of HOOKLINE_BENCH_HTTP_SECONDS (5) each,
+ * HOOKLINE_BENCH_HTTP_ROUNDS rounds (default 5, at least 3) of HOOKLINE_BENCH_HTTP_SECONDS (4) each,
  * after a 2 s warm-up. The ratio is the median of the per-round ratios. Prints one markdown section.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -15,8 +15,8 @@ import { formatNumber, formatRatio, markdownTable, median, spreadPercent } from 
 import { packageVersion } from '../lib/versions';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ROUNDS = Math.max(3, Number(process.env.HOOKLINE_BENCH_HTTP_ROUNDS ?? 3));
-const SECONDS = Number(process.env.HOOKLINE_BENCH_HTTP_SECONDS ?? 5);
+const ROUNDS = Math.max(3, Number(process.env.HOOKLINE_BENCH_HTTP_ROUNDS ?? 5));
+const SECONDS = Number(process.env.HOOKLINE_BENCH_HTTP_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.HOOKLINE_BENCH_HTTP_CONNECTIONS ?? 16);
 const ONLY = (process.env.HOOKLINE_BENCH_HTTP_ONLY ?? '').split(',').filter(Boolean);
 const nodeArgs = ['--import', 'tsx', ...process.execArgv.filter((a) => a.startsWith('--conditions'))];

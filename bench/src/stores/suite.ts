@@ -15,8 +15,8 @@ import { bytesSection, throughputSection } from './write-section';
 
 const knob = (name: string, fallback: number) => Number(process.env[`HOOKLINE_BENCH_STORES_${name}`] ?? fallback);
 const throughputOptions = {
-  rounds: Math.max(3, knob('ROUNDS', 3)),
-  seconds: knob('SECONDS', 5),
+  rounds: Math.max(3, knob('ROUNDS', 5)),
+  seconds: knob('SECONDS', 4),
   warmupSeconds: 2,
   connections: knob('CONNECTIONS', 50),
   pgPoolMax: knob('PG_POOL', 10),
