@@ -2,11 +2,15 @@
 // handler, and every valid delivery reaches the handler unchanged through every entry point.
 // Quick runs in `pnpm test`; `pnpm test:long` (HOOKLINE_LONG=1) runs ≥ 100,000 cases per property.
 import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
 import express from 'express';
 import fc from 'fast-check';
 import { Hono } from 'hono';
 import { webhookHandler as expressHandler } from '@hookline/express';
+import { hooklinePlugin } from '@hookline/fastify';
 import { webhookHandler as honoHandler } from '@hookline/hono';
+import { webhookApiRoute, webhookRoute } from '@hookline/next';
+import Fastify from 'fastify';
 import { EVENT_NAMES } from '@hookline/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listen, nodeServer, propertyTimeout, recordingReceiver, runs, SECRET } from './support';
@@ -143,17 +147,47 @@ describe('valid deliveries round-trip', () => {
     const viaExpress = recordingReceiver();
     const expressApp = express();
     expressApp.post('/webhooks', expressHandler(viaExpress.receiver));
-    const { createServer } = await import('node:http');
     const expressServer = await listen(createServer(expressApp));
     servers.push(expressServer);
     entry['@hookline/express'] = { seen: viaExpress.seen, send: post(expressServer.url) };
+
+    // Fastify's inject() drives the plugin through Fastify's own request pipeline, in process.
+    const viaFastify = recordingReceiver();
+    const fastify = Fastify();
+    await fastify.register(hooklinePlugin, { receiver: viaFastify.receiver, path: '/webhooks' });
+    servers.push({ close: () => fastify.close() });
+    entry['@hookline/fastify'] = {
+      seen: viaFastify.seen,
+      send: async (body, headers) =>
+        (await fastify.inject({ method: 'POST', url: '/webhooks', payload: Buffer.from(body), headers })).statusCode,
+    };
+
+    // Next's App Router hands the route a Request; its Pages Router, node's req/res.
+    const viaNextApp = recordingReceiver();
+    const appRoute = webhookRoute(viaNextApp.receiver);
+    entry['@hookline/next App Router'] = {
+      seen: viaNextApp.seen,
+      send: async (body, headers) => (await appRoute(new Request('http://localhost/webhooks', { method: 'POST', body, headers }))).status,
+    };
+    const viaNextPages = recordingReceiver();
+    const pagesServer = await listen(createServer(webhookApiRoute(viaNextPages.receiver)));
+    servers.push(pagesServer);
+    entry['@hookline/next Pages Router'] = { seen: viaNextPages.seen, send: post(pagesServer.url) };
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.close()));
   });
 
-  for (const name of ['receiver.handle', 'receiver.fetch', '@hookline/hono', 'node:http bridge', '@hookline/express']) {
-    const http = name === 'node:http bridge' || name === '@hookline/express';
+  const overHttp = ['node:http bridge', '@hookline/express', '@hookline/next Pages Router'];
+  for (const name of [
+    'receiver.handle',
+    'receiver.fetch',
+    '@hookline/hono',
+    '@hookline/fastify',
+    '@hookline/next App Router',
+    ...overHttp,
+  ]) {
+    const http = overHttp.includes(name);
     it(
       `through ${name}: the handler sees the same event, deliveryId and data`,
       async () => {
