@@ -4,8 +4,10 @@
  * and the requests it answered in between, and replies `{ cpuMicros, requests }`.
  */
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhooks, createNodeMiddleware } from '@octokit/webhooks';
 import { createNodeHandler, createReceiver, memoryStore } from '@hookline/core';
+import { benchMeter } from '../lib/bench-server';
 import { BENCH_SECRET } from '../lib/payloads';
 
 const kind = process.argv[2];
@@ -21,34 +23,12 @@ if (kind === 'hookline') {
   throw new Error(`server.ts: unknown kind ${kind}; use hookline or octokit`);
 }
 
-let requests = 0;
-let statusCounts: Record<number, number> = {};
+const meter = benchMeter();
 const server = createServer((req, res) => {
-  requests++;
-  res.on('finish', () => {
-    statusCounts[res.statusCode] = (statusCounts[res.statusCode] ?? 0) + 1;
-  });
+  meter.count();
   (listener as (q: typeof req, s: typeof res) => void)(req, res);
 });
 server.keepAliveTimeout = 60_000;
-
-let mark = process.cpuUsage();
-let markRequests = 0;
-process.on('message', (message) => {
-  if (message === 'start') {
-    mark = process.cpuUsage();
-    markRequests = requests;
-    statusCounts = {};
-  } else if (message === 'stop') {
-    const used = process.cpuUsage(mark);
-    process.send?.({ cpuMicros: used.user + used.system, requests: requests - markRequests, statusCounts });
-  } else if (message === 'exit') {
-    server.close();
-    process.exit(0);
-  }
-});
-
 server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0 })}\n`);
+  meter.serve((server.address() as AddressInfo).port, () => server.close());
 });

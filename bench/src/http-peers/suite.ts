@@ -5,11 +5,10 @@
  * 5, at least 3) of HOOKLINE_BENCH_HTTP_SECONDS (4) each; medians of req/s, p50, p99 and the server's CPU
  * µs per request (process.cpuUsage inside the server). Prints one markdown section.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { pinned, pinningNote } from '../lib/pinning';
+import { type BenchServer, type LoadSample, runLoad, startBenchServer, stopBenchServer } from '../lib/bench-process';
+import { pinningNote } from '../lib/pinning';
 import { formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 
@@ -17,69 +16,13 @@ const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Math.max(3, Number(process.env.HOOKLINE_BENCH_HTTP_ROUNDS ?? 5));
 const SECONDS = Number(process.env.HOOKLINE_BENCH_HTTP_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.HOOKLINE_BENCH_HTTP_CONNECTIONS ?? 16);
-// The same module resolution the runner itself uses (source condition or built dist).
-const nodeArgs = ['--import', 'tsx', ...process.execArgv.filter((a) => a.startsWith('--conditions'))];
 
-interface Server {
-  kind: string;
-  child: ChildProcess;
-  port: number;
-}
+type Server = BenchServer<'hookline' | 'octokit'>;
+type Sample = LoadSample;
 
-interface Sample {
-  rps: number;
-  p50: number;
-  p99: number;
-  cpuPerRequest: number;
-  non2xx: number;
-}
-
-async function startServer(kind: string): Promise<Server> {
-  const { command, args } = pinned('server', [...nodeArgs, join(here, 'server.ts'), kind]);
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const lines = createInterface({ input: child.stdout! });
-  for await (const line of lines) {
-    if (line.startsWith('{')) return { kind, child, port: (JSON.parse(line) as { port: number }).port };
-  }
-  throw new Error(`${kind} server exited before listening`);
-}
-
-function ask(server: Server, message: string): Promise<{ cpuMicros: number; requests: number }> {
-  return new Promise((resolve) => {
-    server.child.once('message', (reply) => resolve(reply as { cpuMicros: number; requests: number }));
-    server.child.send(message);
-  });
-}
-
-async function load(server: Server, seconds: number): Promise<Sample> {
-  server.child.send('start');
-  const loader = pinned('load', [
-    ...nodeArgs,
-    join(here, 'load.ts'),
-    String(server.port),
-    server.kind,
-    String(seconds),
-    String(CONNECTIONS),
-  ]);
-  const child = spawn(loader.command, loader.args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  await new Promise((resolve) => child.on('exit', resolve));
-  const server_ = await ask(server, 'stop');
-  const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as {
-    requestsPerSecond: number;
-    p50: number;
-    p99: number;
-    non2xx: number;
-  };
-  return {
-    rps: result.requestsPerSecond,
-    p50: result.p50,
-    p99: result.p99,
-    cpuPerRequest: server_.cpuMicros / Math.max(1, server_.requests),
-    non2xx: result.non2xx,
-  };
-}
+const startServer = (kind: 'hookline' | 'octokit'): Promise<Server> => startBenchServer(kind, join(here, 'server.ts'), [kind]);
+const load = (server: Server, seconds: number): Promise<Sample> =>
+  runLoad(server, { seconds, connections: CONNECTIONS, signer: server.kind });
 
 async function main(): Promise<void> {
   const servers = [await startServer('hookline'), await startServer('octokit')];
@@ -91,7 +34,7 @@ async function main(): Promise<void> {
       for (const server of order) samples.get(server.kind)?.push(await load(server, SECONDS));
     }
   } finally {
-    for (const server of servers) server.child.send('exit');
+    await Promise.all(servers.map(stopBenchServer));
   }
   const names: Record<string, string> = {
     hookline: `hookline createNodeHandler + memory store (@hookline/core ${packageVersion('@hookline/core')})`,

@@ -21,6 +21,7 @@ import { webhookHandler as honoAdapter } from '@hookline/hono';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
+import { benchMeter } from '../lib/bench-server';
 import { BENCH_SECRET } from '../lib/payloads';
 
 const kind = process.argv[2] ?? '';
@@ -66,9 +67,9 @@ function nodeBaseline(req: IncomingMessage, res: ServerResponse): void {
   });
 }
 
-let requests = 0;
+const meter = benchMeter();
 const count = (_req: IncomingMessage, _res: ServerResponse, next: () => void) => {
-  requests++;
+  meter.count();
   next();
 };
 
@@ -100,7 +101,7 @@ async function start(): Promise<{ port: number; close(): void }> {
       const s = serve(
         {
           fetch: (request, env) => {
-            requests++;
+            meter.count();
             return app.fetch(request, env);
           },
           port: 0,
@@ -115,7 +116,7 @@ async function start(): Promise<{ port: number; close(): void }> {
   if (framework === 'fastify') {
     const app = Fastify({ keepAliveTimeout: 60_000 });
     app.addHook('onRequest', async () => {
-      requests++;
+      meter.count();
     });
     if (adapter) await app.register(hooklinePlugin, { receiver: receiver(), path: '/webhooks' });
     else
@@ -137,18 +138,4 @@ async function start(): Promise<{ port: number; close(): void }> {
 }
 
 const { port, close } = await start();
-let mark = process.cpuUsage();
-let markRequests = 0;
-process.on('message', (message) => {
-  if (message === 'start') {
-    mark = process.cpuUsage();
-    markRequests = requests;
-  } else if (message === 'stop') {
-    const used = process.cpuUsage(mark);
-    process.send?.({ cpuMicros: used.user + used.system, requests: requests - markRequests });
-  } else if (message === 'exit') {
-    close();
-    process.exit(0);
-  }
-});
-process.stdout.write(`${JSON.stringify({ port })}\n`);
+meter.serve(port, close);

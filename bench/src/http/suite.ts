@@ -1,16 +1,15 @@
 /**
  * HTTP suite: each adapter against a hand-written handler doing the same work on the same framework
  * (raw body, HMAC-SHA256, timingSafeEqual, JSON.parse; see server.ts). Every server is its own
- * process on 127.0.0.1; autocannon runs in another (../http-peers/load.ts: 1 KB deliveries, a fresh
+ * process on 127.0.0.1; autocannon runs in another (../lib/load.ts: 1 KB deliveries, a fresh
  * deliveryId and signature per request). Per framework the two run interleaved, A B then B A, for
  * HOOKLINE_BENCH_HTTP_ROUNDS rounds (default 5, at least 3) of HOOKLINE_BENCH_HTTP_SECONDS (4) each,
  * after a 2 s warm-up. The ratio is the median of the per-round ratios. Prints one markdown section.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { pinned, pinningNote } from '../lib/pinning';
+import { type BenchServer, type LoadSample, runLoad, startBenchServer, stopBenchServer } from '../lib/bench-process';
+import { pinningNote } from '../lib/pinning';
 import { formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 
@@ -19,7 +18,6 @@ const ROUNDS = Math.max(3, Number(process.env.HOOKLINE_BENCH_HTTP_ROUNDS ?? 5));
 const SECONDS = Number(process.env.HOOKLINE_BENCH_HTTP_SECONDS ?? 4);
 const CONNECTIONS = Number(process.env.HOOKLINE_BENCH_HTTP_CONNECTIONS ?? 16);
 const ONLY = (process.env.HOOKLINE_BENCH_HTTP_ONLY ?? '').split(',').filter(Boolean);
-const nodeArgs = ['--import', 'tsx', ...process.execArgv.filter((a) => a.startsWith('--conditions'))];
 
 const FRAMEWORKS = [
   { name: 'express', label: `Express ${packageVersion('express')}`, adapter: '@hookline/express webhookHandler', target: 0.95 },
@@ -28,59 +26,11 @@ const FRAMEWORKS = [
   { name: 'fastify', label: `Fastify ${packageVersion('fastify')}`, adapter: '@hookline/fastify hooklinePlugin', target: undefined },
 ].filter((f) => ONLY.length === 0 || ONLY.includes(f.name));
 
-interface Server {
-  kind: string;
-  child: ChildProcess;
-  port: number;
-}
+type Server = BenchServer;
+type Sample = LoadSample;
 
-interface Sample {
-  rps: number;
-  p99: number;
-  cpuPerRequest: number;
-  non2xx: number;
-}
-
-async function startServer(kind: string): Promise<Server> {
-  const { command, args } = pinned('server', [...nodeArgs, join(here, 'server.ts'), kind]);
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const lines = createInterface({ input: child.stdout! });
-  for await (const line of lines) {
-    if (line.startsWith('{')) return { kind, child, port: (JSON.parse(line) as { port: number }).port };
-  }
-  throw new Error(`${kind} server exited before listening`);
-}
-
-function ask(server: Server, message: string): Promise<{ cpuMicros: number; requests: number }> {
-  return new Promise((resolve) => {
-    server.child.once('message', (reply) => resolve(reply as { cpuMicros: number; requests: number }));
-    server.child.send(message);
-  });
-}
-
-async function load(server: Server, seconds: number): Promise<Sample> {
-  server.child.send('start');
-  const loader = pinned('load', [
-    ...nodeArgs,
-    join(here, '../http-peers/load.ts'),
-    String(server.port),
-    'hookline',
-    String(seconds),
-    String(CONNECTIONS),
-  ]);
-  const child = spawn(loader.command, loader.args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  await new Promise((resolve) => child.on('exit', resolve));
-  const used = await ask(server, 'stop');
-  const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { requestsPerSecond: number; p99: number; non2xx: number };
-  return {
-    rps: result.requestsPerSecond,
-    p99: result.p99,
-    cpuPerRequest: used.cpuMicros / Math.max(1, used.requests),
-    non2xx: result.non2xx,
-  };
-}
+const startServer = (kind: string): Promise<Server> => startBenchServer(kind, join(here, 'server.ts'), [kind]);
+const load = (server: Server, seconds: number): Promise<Sample> => runLoad(server, { seconds, connections: CONNECTIONS });
 
 const VARIANTS = ['baseline', 'hookline', 'dedupe'] as const;
 type Variant = (typeof VARIANTS)[number];
@@ -118,7 +68,7 @@ async function main(): Promise<void> {
         );
       }
     } finally {
-      for (const variant of VARIANTS) servers[variant].child.send('exit');
+      await Promise.all(VARIANTS.map((variant) => stopBenchServer(servers[variant])));
     }
     const cell = (variant: Variant, ratio?: number) => {
       const s = summarise(samples[variant]);

@@ -1,12 +1,13 @@
 /**
  * One benchmark server process: `tsx server.ts <kind> <prefix> <schema> <pgPoolMax>`, the node:http
  * bridge over a receiver with one no-op handler and the store `kind` (see open-store.ts). Prints
- * `{"port":N}` on stdout when listening. On the IPC message "start" it marks its CPU time
- * (process.cpuUsage) and request count; on "stop" it replies `{ cpuMicros, requests, statusCounts }`
- * for the requests in between; "exit" closes the store's client and exits.
+ * `{"port":N}` on stdout when listening and answers the suite's measurements (lib/bench-server.ts);
+ * "exit" also closes the store's client.
  */
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createNodeHandler, createReceiver } from '@hookline/core';
+import { benchMeter } from '../lib/bench-server';
 import { BENCH_SECRET } from '../lib/payloads';
 import { openStore, STORE_KINDS, type StoreKind } from './open-store';
 
@@ -24,35 +25,16 @@ receiver.onError((error, info) => {
 });
 const handler = createNodeHandler(receiver, { path: '/webhooks' });
 
-let requests = 0;
-let statusCounts: Record<number, number> = {};
+const meter = benchMeter();
 const server = createServer((req, res) => {
-  requests++;
-  res.on('finish', () => {
-    statusCounts[res.statusCode] = (statusCounts[res.statusCode] ?? 0) + 1;
-  });
+  meter.count();
   handler(req, res);
 });
 server.keepAliveTimeout = 60_000;
-
-let mark = process.cpuUsage();
-let markRequests = 0;
-process.on('message', (message) => {
-  if (message === 'start') {
-    mark = process.cpuUsage();
-    markRequests = requests;
-    statusCounts = {};
-  } else if (message === 'stop') {
-    const used = process.cpuUsage(mark);
-    process.send?.({ cpuMicros: used.user + used.system, requests: requests - markRequests, statusCounts });
-  } else if (message === 'exit') {
+server.listen(0, '127.0.0.1', () => {
+  meter.serve((server.address() as AddressInfo).port, async () => {
     server.close();
     server.closeAllConnections();
-    void opened.close().finally(() => process.exit(0));
-  }
-});
-
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0 })}\n`);
+    await opened.close();
+  });
 });

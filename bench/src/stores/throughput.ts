@@ -1,18 +1,14 @@
 /**
  * HTTP throughput per store: one server process per store (server.ts), all started up front, each
- * loaded in turn by autocannon in a process of its own (load.ts). Rounds are interleaved and the
+ * loaded in turn by autocannon in a process of its own (../lib/load.ts). Rounds are interleaved and the
  * order reverses every round (A B C, C B A, A B C…), so drift on the machine hits every store alike.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { pinned } from '../lib/pinning';
+import { type BenchServer, type LoadSample, runLoad, startBenchServer, stopBenchServer } from '../lib/bench-process';
 import type { RunLocation, StoreKind } from './open-store';
 
 const here = dirname(fileURLToPath(import.meta.url));
-// The same module resolution the suite itself uses (the source condition, or the built dist/).
-const nodeArgs = ['--import', 'tsx', ...process.execArgv.filter((a) => a.startsWith('--conditions'))];
 
 export interface ThroughputOptions {
   rounds: number;
@@ -23,72 +19,13 @@ export interface ThroughputOptions {
 }
 
 /** One store's figures in one round. */
-export interface ThroughputSample {
-  rps: number;
-  p50: number;
-  p99: number;
-  /** The server process's user + system CPU µs per request it answered. */
-  cpuPerRequest: number;
-  non2xx: number;
-  errors: number;
-}
+export type ThroughputSample = LoadSample;
 
-interface Server {
-  kind: StoreKind;
-  child: ChildProcess;
-  port: number;
-}
+type Server = BenchServer<StoreKind>;
 
-async function startServer(kind: StoreKind, where: RunLocation, pgPoolMax: number): Promise<Server> {
-  // Pinned like the other HTTP suites: the server on the last core, the load generator on the first.
-  const { command, args } = pinned('server', [...nodeArgs, join(here, 'server.ts'), kind, where.prefix, where.schema, String(pgPoolMax)]);
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  for await (const line of createInterface({ input: child.stdout! })) {
-    if (line.startsWith('{')) return { kind, child, port: (JSON.parse(line) as { port: number }).port };
-  }
-  throw new Error(`the ${kind} server exited before listening`);
-}
-
-function ask(server: Server, message: string): Promise<{ cpuMicros: number; requests: number }> {
-  return new Promise((resolve) => {
-    server.child.once('message', (reply) => resolve(reply as { cpuMicros: number; requests: number }));
-    server.child.send(message);
-  });
-}
-
-async function load(server: Server, seconds: number, connections: number): Promise<ThroughputSample> {
-  server.child.send('start');
-  const loader = pinned('load', [...nodeArgs, join(here, 'load.ts'), String(server.port), String(seconds), String(connections)]);
-  const child = spawn(loader.command, loader.args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  await new Promise((resolve) => child.on('exit', resolve));
-  const used = await ask(server, 'stop');
-  const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as {
-    requestsPerSecond: number;
-    p50: number;
-    p99: number;
-    non2xx: number;
-    errors: number;
-  };
-  return {
-    rps: result.requestsPerSecond,
-    p50: result.p50,
-    p99: result.p99,
-    cpuPerRequest: used.cpuMicros / Math.max(1, used.requests),
-    non2xx: result.non2xx,
-    errors: result.errors,
-  };
-}
-
-async function stopServer(server: Server): Promise<void> {
-  if (server.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.send('exit');
-  await exited;
-}
+const startServer = (kind: StoreKind, where: RunLocation, pgPoolMax: number): Promise<Server> =>
+  startBenchServer(kind, join(here, 'server.ts'), [kind, where.prefix, where.schema, String(pgPoolMax)]);
+const load = (server: Server, seconds: number, connections: number): Promise<ThroughputSample> => runLoad(server, { seconds, connections });
 
 /** Every store's samples, one per round, in `kinds` order. */
 export async function measureThroughput(
@@ -113,7 +50,7 @@ export async function measureThroughput(
       }
     }
   } finally {
-    await Promise.all(servers.map(stopServer));
+    await Promise.all(servers.map(stopBenchServer));
   }
   return samples;
 }

@@ -1,14 +1,16 @@
 /**
- * The load generator, a process of its own: `tsx load.ts <port> hookline|octokit <seconds> <connections>`.
- * autocannon with a fresh deliveryId (so a fresh body and signature) on every request, 1 KB
- * deliveries; prints autocannon's result as one JSON line.
+ * The load generator of every HTTP suite, a process of its own (started by `runLoad()` in
+ * bench-process.ts): `tsx load.ts <port> hookline|octokit <seconds> <connections>`. autocannon with a
+ * fresh deliveryId (so a fresh body and signature: a real claim and completion in a store) on every
+ * request, 1 KB deliveries; prints autocannon's result as one JSON line.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
-import { BENCH_SECRET, benchDeliveryId, deliveryTemplate } from '../lib/payloads';
+import { BENCH_SECRET, benchDeliveryId, deliveryTemplate } from './payloads';
 
 const [port, kind, seconds = '5', connections = '16'] = process.argv.slice(2);
 const { before, after } = deliveryTemplate('message.inbound', 1024);
+// A salt per load process: no two rounds (or servers sharing one Redis) ever send the same id.
 const salt = randomBytes(4).toString('hex');
 let n = 0;
 

@@ -1,0 +1,85 @@
+/**
+ * The suite side of the HTTP benchmarks: start a server process (pinned), load it with autocannon
+ * in another process (pinned, load.ts), and read the server's own CPU time for the requests it
+ * answered. The server side of the same protocol is bench-server.ts.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { pinned } from './pinning';
+
+const here = dirname(fileURLToPath(import.meta.url));
+// The same module resolution the suite itself runs with (the source condition, or the built dist/).
+const nodeArgs = ['--import', 'tsx', ...process.execArgv.filter((a) => a.startsWith('--conditions'))];
+
+/** A started benchmark server. */
+export interface BenchServer<K extends string = string> {
+  kind: K;
+  child: ChildProcess;
+  port: number;
+}
+
+/** One round against one server: autocannon's view and the server's CPU per request. */
+export interface LoadSample {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** The server process's user + system CPU µs per request it answered in the round. */
+  cpuPerRequest: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** Starts `script args…` pinned to the server core; resolves once it printed `{"port":N}`. */
+export async function startBenchServer<K extends string>(kind: K, script: string, args: readonly string[]): Promise<BenchServer<K>> {
+  const { command, args: argv } = pinned('server', [...nodeArgs, script, ...args]);
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  for await (const line of createInterface({ input: child.stdout! })) {
+    if (line.startsWith('{')) return { kind, child, port: (JSON.parse(line) as { port: number }).port };
+  }
+  throw new Error(`the ${kind} server exited before listening`);
+}
+
+function ask(server: BenchServer, message: 'stop'): Promise<{ cpuMicros: number; requests: number }> {
+  return new Promise((resolve) => {
+    server.child.once('message', (reply) => resolve(reply as { cpuMicros: number; requests: number }));
+    server.child.send(message);
+  });
+}
+
+/** Loads `server` for `seconds` with `connections` connections, signing requests as `signer` expects. */
+export async function runLoad(
+  server: BenchServer,
+  options: { seconds: number; connections: number; signer?: 'hookline' | 'octokit' },
+): Promise<LoadSample> {
+  server.child.send('start');
+  const { seconds, connections, signer = 'hookline' } = options;
+  const loader = pinned('load', [...nodeArgs, join(here, 'load.ts'), String(server.port), signer, String(seconds), String(connections)]);
+  const child = spawn(loader.command, loader.args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  await new Promise((resolve) => child.on('exit', resolve));
+  const used = await ask(server, 'stop');
+  const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as Omit<LoadSample, 'rps' | 'cpuPerRequest'> & {
+    requestsPerSecond: number;
+  };
+  return {
+    rps: result.requestsPerSecond,
+    p50: result.p50,
+    p99: result.p99,
+    cpuPerRequest: used.cpuMicros / Math.max(1, used.requests),
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+/** Asks the server to exit and waits until it has. */
+export async function stopBenchServer(server: BenchServer): Promise<void> {
+  if (server.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.send('exit');
+  await exited;
+}
