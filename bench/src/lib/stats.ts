@@ -27,6 +27,8 @@ export function formatNumber(n: number, digits = 0): string {
 
 /** A ratio such as `1.07×`. */
 export const formatRatio = (ratio: number): string => `${ratio.toFixed(2)}×`;
+/** For target lines: enough digits that a value just under its target never prints as the target. */
+export const formatMeasuredRatio = (ratio: number): string => `${ratio.toFixed(3)}×`;
 
 /** A markdown table from a header row and rows of cells. */
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {

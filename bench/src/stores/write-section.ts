@@ -1,6 +1,6 @@
 /** The markdown of the stores suite's throughput and memory parts, with their target lines. */
 import { pinningNote } from '../lib/pinning';
-import { formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
+import { formatMeasuredRatio, formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 import type { BytesSample } from './bytes-per-record';
 import { type StoreKind, storeLabel } from './open-store';
@@ -51,7 +51,7 @@ export function throughputSection(
       const text = `${storeLabel(kind)} ≥ ${formatRatio(min)} the memory store's throughput`;
       if (!samples.has(kind)) return `**Target: ${text} → not measured (${name}'s server unreachable).**`;
       const ratio = ratioToMemory(samples, kind);
-      return target(text, formatRatio(ratio), ratio >= min);
+      return target(text, formatMeasuredRatio(ratio), ratio >= min);
     }),
   );
   return [
