@@ -9,7 +9,7 @@
  */
 import { HooklineError, type HooklineErrorCode } from './errors';
 
-/** What the receiver answers; adapters write it to their response as is (treat it as read-only). */
+/** What the receiver answers; adapters write it to their response as is. A fresh object every time: an adapter (or a Response implementation) may keep or change it. */
 export interface ReceiverAnswer {
   status: number;
   headers: Record<string, string>;
@@ -22,21 +22,16 @@ function json(status: number, body: string, extra?: Record<string, string>): Rec
   return { status, headers: extra === undefined ? { 'content-type': JSON_TYPE } : { 'content-type': JSON_TYPE, ...extra }, body };
 }
 
-// The 2xx answers never vary: one frozen object each, shared (adapters only read answers).
-const frozen = (answer: ReceiverAnswer): ReceiverAnswer => Object.freeze({ ...answer, headers: Object.freeze(answer.headers) });
-const HANDLED = frozen(json(200, '{"ok":true}'));
-const DUPLICATE = frozen(json(200, '{"ok":true,"duplicate":true}'));
-const UNHANDLED = frozen(json(200, '{"ok":true,"unhandled":true}'));
-const PERMANENT_FAILURE = frozen(json(200, '{"ok":true,"failed":true}'));
-
+// Not shared between deliveries, though the 2xx answers never vary: @hono/node-server's Response, for
+// one, keeps its init headers and adds Content-Length to them. Two small objects cost nanoseconds.
 /** Handlers finished: the delivery is done. */
-export const handledAnswer = (): ReceiverAnswer => HANDLED;
+export const handledAnswer = (): ReceiverAnswer => json(200, '{"ok":true}');
 /** A repeat of a completed delivery: done already, handlers not run again. */
-export const duplicateAnswer = (): ReceiverAnswer => DUPLICATE;
+export const duplicateAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"duplicate":true}');
 /** No handler for this event (an event added to the catalogue later, say): 2xx, or the service retries it for 31 h. */
-export const unhandledAnswer = (): ReceiverAnswer => UNHANDLED;
+export const unhandledAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"unhandled":true}');
 /** A handler threw `PermanentFailure`: 2xx so the service stops retrying something that cannot succeed. */
-export const permanentFailureAnswer = (): ReceiverAnswer => PERMANENT_FAILURE;
+export const permanentFailureAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"failed":true}');
 
 /**
  * Any HooklineError in the service's error shape; anything else is a 500 INTERNAL_ERROR.

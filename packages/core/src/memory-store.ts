@@ -3,9 +3,9 @@ import type { ClaimResult, IdempotencyStore } from './store';
 /** Options of `memoryStore()`. */
 export interface MemoryStoreOptions {
   /**
-   * Most records kept (leases and completions). Past it the oldest completed records are evicted
-   * first, then released ones; a live lease never is. A full store of live leases makes `claim` throw,
-   * which the receiver answers 503 (the service retries).
+   * Most records kept (leases and completions). Past it the oldest record that is not a live lease is
+   * evicted (a completion, a released record, an expired lease); a live lease never is. A full store
+   * of live leases makes `claim` throw, which the receiver answers 503 (the service retries).
    * @default 1_000_000
    */
   maxEntries?: number;
@@ -101,7 +101,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const timer = setInterval(() => sweep(now()), SWEEP_INTERVAL_MS);
   (timer as { unref?: () => void }).unref?.();
 
-  /** Evicts the oldest record that is not a live lease: a completion or a released record. */
+  /** Evicts the oldest record that is not a live lease: a completion, a released record or an expired lease. */
   function makeRoom(at: number): void {
     if (records.size < maxEntries) return;
     for (const [key, record] of records) {

@@ -360,9 +360,7 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
           answer = reject(error);
         }
       }
-      // A copy: the 2xx answers' headers are shared and frozen, and some Response implementations keep
-      // the init object and add to it (@hono/node-server's adds Content-Length to it).
-      return new Response(answer.body, { status: answer.status, headers: { ...answer.headers } });
+      return new Response(answer.body, { status: answer.status, headers: answer.headers });
     },
   };
   for (const [name, listener] of Object.entries(options.hooks ?? {})) {

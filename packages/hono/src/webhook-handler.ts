@@ -5,9 +5,7 @@ const HONO_FIX =
   'hookline needs the raw request body to verify the signature, but a middleware already read it as text/JSON/form data (c.req.json(), c.req.text(), a validator…). Mount the webhook route before that middleware, or read c.req.arrayBuffer() there instead: decoding text strips a BOM and changes the signed bytes.';
 
 function toResponse({ status, headers, body }: ReceiverAnswer): Response {
-  // A copy: the 2xx answers' headers are shared and frozen, and @hono/node-server's Response keeps the
-  // init object and adds Content-Length to it.
-  return new Response(body, { status, headers: { ...headers } });
+  return new Response(body, { status, headers });
 }
 
 /**
