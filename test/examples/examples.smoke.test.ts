@@ -1,4 +1,5 @@
-// Every framework example runs as a user starts it and serves one signed delivery.
+// Every example runs as a user starts it and serves one signed delivery (node-http is no longer the
+// demo's, so it is smoke-tested here like the others).
 import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_SECRET, type RunningExample, startExample } from './support/run-example';
@@ -19,7 +20,7 @@ function signedDelivery() {
   return { deliveryId, body: new Uint8Array(body), headers };
 }
 
-describe.each(['express', 'hono', 'fastify', 'next'])('examples/%s', (name) => {
+describe.each(['express', 'hono', 'fastify', 'next', 'node-http'])('examples/%s', (name) => {
   let example: RunningExample;
   beforeAll(async () => {
     example = await startExample(name);
