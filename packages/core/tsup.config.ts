@@ -1,3 +1,3 @@
 import { packageBuild } from '../../tsup.config.base';
 
-export default packageBuild();
+export default packageBuild({ entry: ['src/index.ts', 'src/adapter.ts'] });

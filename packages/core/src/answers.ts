@@ -47,9 +47,14 @@ export function errorAnswer(error: unknown): ReceiverAnswer {
   return json(known.status, JSON.stringify(known.toJSON()), known.headers);
 }
 
-function fail(code: HooklineErrorCode, message: string, options?: ConstructorParameters<typeof HooklineError>[2]): HooklineError {
+/**
+ * Builds a refusal: a HooklineError whose code decides the status. Every refusal below goes through
+ * it; an adapter that needs one of its own (a framework's own limit, say) calls it too.
+ */
+export function refuse(code: HooklineErrorCode, message: string, options?: ConstructorParameters<typeof HooklineError>[2]): HooklineError {
   return new HooklineError(code, message, options);
 }
+const fail = refuse;
 
 /** Absent, malformed or unmatched signature: 401; a retry of the same bytes can only fail again. */
 export function invalidSignature(reason: 'missing' | 'malformed' | 'mismatch' | 'no_secret'): HooklineError {
@@ -83,6 +88,19 @@ export function staleTimestamp(issue: 'too_old' | 'in_future', limitMs: number):
 export function payloadTooLarge(limit: number): HooklineError {
   return fail('PAYLOAD_TOO_LARGE', `The body is larger than maxBodyBytes (${limit} bytes).`, {
     details: { limit },
+    headers: { connection: 'close' },
+  });
+}
+
+/** The node bridge got a request for another path than the one it serves. */
+export function notFound(path: string): HooklineError {
+  return fail('NOT_FOUND', `No webhook endpoint at this path; deliveries go to ${path}.`);
+}
+
+/** The client did not send the whole body within the body-read time limit: 408, the connection is closed. */
+export function requestTimeout(limitMs: number): HooklineError {
+  return fail('REQUEST_TIMEOUT', `The request body did not arrive within ${limitMs} ms.`, {
+    details: { limitMs },
     headers: { connection: 'close' },
   });
 }

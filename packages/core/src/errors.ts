@@ -1,6 +1,6 @@
 /**
  * The codes the receiver answers with. The service's own codes (service-api.md part 7) where one fits,
- * plus the receiver-side ones it lacks (INVALID_SIGNATURE, METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE,
+ * plus the receiver-side ones it lacks (INVALID_SIGNATURE, METHOD_NOT_ALLOWED, REQUEST_TIMEOUT, PAYLOAD_TOO_LARGE,
  * CONFIGURATION_ERROR).
  */
 export type HooklineErrorCode =
@@ -9,6 +9,7 @@ export type HooklineErrorCode =
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'CONFLICT'
+  | 'REQUEST_TIMEOUT'
   | 'PAYLOAD_TOO_LARGE'
   | 'INTERNAL_ERROR'
   | 'CONFIGURATION_ERROR'
@@ -21,6 +22,7 @@ export const STATUS_BY_CODE: Readonly<Record<HooklineErrorCode, number>> = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
   INTERNAL_ERROR: 500,
   CONFIGURATION_ERROR: 500,

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bodyAlreadyParsed, methodNotAllowed, payloadTooLarge, type ReceiverAnswer } from './answers';
+import { bodyAlreadyParsed, methodNotAllowed, notFound, payloadTooLarge, type ReceiverAnswer } from './answers';
 import { checkDeclaredLength, concatChunks } from './body';
 import { HooklineError } from './errors';
 import type { ReceiverEndpoint } from './receiver';
@@ -110,10 +110,7 @@ export function createNodeHandler(receiver: ReceiverEndpoint, options: NodeHandl
       const query = url.indexOf('?');
       if ((query === -1 ? url : url.slice(0, query)) !== path) {
         if (next) return next();
-        writeNodeAnswer(
-          res,
-          receiver.answerError(new HooklineError('NOT_FOUND', `No webhook endpoint at this path; deliveries go to ${path}.`)),
-        );
+        writeNodeAnswer(res, receiver.answerError(notFound(path)));
         return;
       }
     }

@@ -1,3 +1,7 @@
+import type { Awaitable } from './awaitable';
+
+export type { Awaitable } from './awaitable';
+
 /** The answer of `IdempotencyStore.claim`. */
 export type ClaimResult =
   /** The caller now holds the lease for its token; `attempt` counts the claims of this key, this one included. */
@@ -6,9 +10,6 @@ export type ClaimResult =
   | { state: 'in_progress'; retryAfterMs: number }
   /** The key was completed and is still retained: a duplicate. */
   | { state: 'completed' };
-
-/** A value, or a promise of it: a store over a network returns promises, an in-process one may answer at once. */
-export type Awaitable<T> = T | Promise<T>;
 
 /**
  * Where the receiver remembers deliveries (DESIGN.md, "The store contract"). Implementations must make
@@ -31,7 +32,4 @@ export interface IdempotencyStore {
   extend(key: string, token: string, leaseMs: number): Awaitable<boolean>;
 }
 
-/** Whether a store answer is a promise (anything thenable) rather than a value. */
-export function isPromiseLike<T>(value: Awaitable<T>): value is Promise<T> {
-  return value !== null && typeof value === 'object' && typeof (value as Promise<T>).then === 'function';
-}
+export { isPromiseLike } from './awaitable';

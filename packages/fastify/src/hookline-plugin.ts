@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
-import { HooklineError, readNodeBody, type ReceiverAnswer, type ReceiverEndpoint } from '@hookline/core';
+import { HooklineError, type ReceiverEndpoint } from '@hookline/core';
+import { payloadTooLarge, readNodeBody, type ReceiverAnswer } from '@hookline/core/adapter';
 
 /** Options of `hooklinePlugin`. */
 export interface HooklinePluginOptions {
@@ -48,11 +49,7 @@ export const hooklinePlugin: FastifyPluginAsync<HooklinePluginOptions> = async (
     if (HooklineError.is(error)) return send(reply, receiver.answerError(error));
     // Fastify refused the body while streaming it (or from its Content-Length): the receiver's 413.
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      const tooLarge = new HooklineError('PAYLOAD_TOO_LARGE', `The body is larger than maxBodyBytes (${limit} bytes).`, {
-        details: { limit },
-        headers: { connection: 'close' },
-      });
-      return send(reply, receiver.answerError(tooLarge));
+      return send(reply, receiver.answerError(payloadTooLarge(limit)));
     }
     throw error;
   });

@@ -1,8 +1,9 @@
 import type { Context, Handler } from 'hono';
-import { HooklineError, type NodeRequest, readNodeBody, readRequestBody, type ReceiverAnswer, type ReceiverEndpoint } from '@hookline/core';
+import type { ReceiverEndpoint } from '@hookline/core';
+import { bodyAlreadyParsed, type NodeRequest, type ReceiverAnswer, readNodeBody, readRequestBody } from '@hookline/core/adapter';
 
 const HONO_FIX =
-  'hookline needs the raw request body to verify the signature, but a middleware already read it as text/JSON/form data (c.req.json(), c.req.text(), a validator…). Mount the webhook route before that middleware, or read c.req.arrayBuffer() there instead: decoding text strips a BOM and changes the signed bytes.';
+  'A middleware read it as text, JSON or form data (c.req.json(), c.req.text(), a validator…): mount the webhook route before that middleware, or read c.req.arrayBuffer() there instead (decoding text strips a BOM and changes the signed bytes).';
 
 function toResponse({ status, headers, body }: ReceiverAnswer): Response {
   return new Response(body, { status, headers });
@@ -35,7 +36,7 @@ async function answer(receiver: ReceiverEndpoint, c: Context): Promise<ReceiverA
   if (cached !== undefined) {
     body = new Uint8Array(await cached); // receiver.handle() still enforces maxBodyBytes
   } else if (request.bodyUsed || Object.keys(c.req.bodyCache).length > 0) {
-    return receiver.answerError(new HooklineError('CONFIGURATION_ERROR', HONO_FIX));
+    return receiver.answerError(bodyAlreadyParsed(HONO_FIX));
   } else {
     // Streams with the size limit: an oversized body is refused before it is buffered whole.
     body = await readRequestBody(request, receiver.maxBodyBytes);

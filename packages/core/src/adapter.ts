@@ -1,0 +1,31 @@
+// @hookline/core/adapter: what adapter and store authors need, and application code does not.
+// Adapters read the raw bytes (readNodeBody, readRequestBody), hand them to `receiver.handle()` and
+// copy its answer onto their framework's response (writeNodeAnswer); every refusal they give before
+// the receiver sees the request is built by the functions under "Refusals", so statuses and bodies
+// match the receiver's own. See docs/ARCHITECTURE.md in the repository for where each piece sits.
+
+// Bodies and the node:http bridge
+export { readRequestBody, checkDeclaredLength } from './body';
+export { readNodeBody, writeNodeAnswer, type NodeRequest, type NodeHandlerOptions } from './node-handler';
+
+// Answers and refusals
+export {
+  type ReceiverAnswer,
+  errorAnswer,
+  refuse,
+  payloadTooLarge,
+  methodNotAllowed,
+  bodyAlreadyParsed,
+  notFound,
+  requestTimeout,
+} from './answers';
+export { STATUS_BY_CODE, type HooklineErrorCode, type ErrorDetails } from './errors';
+
+// The envelope and headers
+export { parseEnvelope } from './envelope';
+export { SIGNATURE_HEADER, EVENT_HEADER, DELIVERY_ID_HEADER, readHeader, type HeadersInput, type IncomingHeaders } from './headers';
+export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
+
+// Stores
+export type { IdempotencyStore, ClaimResult, Awaitable } from './store';
+export { isPromiseLike } from './awaitable';
