@@ -31,6 +31,7 @@ const CORE_ADAPTER_EXPORTS = [
   'SERVICE_TIMEOUT_MS',
   'SIGNATURE_HEADER',
   'STATUS_BY_CODE',
+  'StoreDataError',
   'bodyAlreadyParsed',
   'checkDeclaredLength',
   'errorAnswer',

@@ -27,5 +27,8 @@ export { SIGNATURE_HEADER, EVENT_HEADER, DELIVERY_ID_HEADER, readHeader, type He
 export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
 
 // Stores
-export type { IdempotencyStore, ClaimResult, Awaitable } from './store';
+export { StoreDataError, type IdempotencyStore, type ClaimResult, type Awaitable } from './store';
+
+// Queue backends (answer-fast mode)
+export type { DeliveryQueue, QueuedDelivery, QueueJob, JobResult, QueueWorker, DeadLetter } from './queue';
 export { isPromiseLike } from './awaitable';

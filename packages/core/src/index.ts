@@ -36,4 +36,5 @@ export type {
 
 // Idempotency stores
 export type { IdempotencyStore, ClaimResult, Awaitable } from './store';
+export type { DeliveryQueue, QueuedDelivery, DeadLetter } from './queue';
 export { memoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store';

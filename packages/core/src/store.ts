@@ -33,3 +33,25 @@ export interface IdempotencyStore {
 }
 
 export { isPromiseLike } from './awaitable';
+
+const STORE_DATA_ERROR = Symbol.for('hookline.store-data-error');
+
+/**
+ * Thrown (or rejected with) by a store when the backend refused the data itself (a key it cannot
+ * encode or index, say) rather than being unreachable. The receiver answers it 500 INTERNAL_ERROR
+ * with the reason `store_data_error`, never 503 "store unavailable": it is a bug to fix, not an outage
+ * to wait out.
+ */
+export class StoreDataError extends Error {
+  readonly [STORE_DATA_ERROR] = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreDataError';
+  }
+
+  /** True for a StoreDataError from any copy of the package. */
+  static is(value: unknown): value is StoreDataError {
+    return typeof value === 'object' && value !== null && (value as { [STORE_DATA_ERROR]?: unknown })[STORE_DATA_ERROR] === true;
+  }
+}

@@ -1,0 +1,80 @@
+import type { Delivery } from './events';
+
+/**
+ * One delivery as it travels through a queue in answer-fast mode. The receiver verified its signature,
+ * envelope and freshness on receipt; a worker trusts it as is and never verifies it again (secrets
+ * rotate and timestamps age while a job waits).
+ */
+export interface QueuedDelivery {
+  /** The verified envelope: event, deliveryId, timestamp, data. */
+  delivery: Delivery<string, unknown>;
+  /** When the receiver got the request, in milliseconds since the epoch. */
+  receivedAt: number;
+  /** Index of the secret that verified the signature. */
+  secretIndex: number;
+  /** The W3C trace context active on receipt (`traceparent`), when a tracer set one. */
+  traceparent?: string;
+  /** The W3C `tracestate` that goes with `traceparent`. */
+  tracestate?: string;
+}
+
+/** A job as a worker gets it from the queue backend. */
+export interface QueueJob {
+  /** What was enqueued, as the backend stored it: the worker checks its shape before trusting it. */
+  readonly payload: unknown;
+  /** This try, counted from 1 by the backend. */
+  readonly attempt: number;
+  /** Tries the backend makes before it dead-letters the job. */
+  readonly maxAttempts: number;
+}
+
+/**
+ * What the worker's processor resolves with. `done`: the handlers succeeded (or had already, a
+ * duplicate job). `dead`: the job can never succeed (PermanentFailure, a corrupt payload, an event no
+ * handler takes any more): the backend moves it to the dead letters at once, with `reason`. A
+ * processor that rejects asks for a retry with backoff; after the last try the backend dead-letters it.
+ */
+export type JobResult = { status: 'done' } | { status: 'dead'; reason: string };
+
+/** A running consumer; `close()` stops taking jobs and resolves once the running ones finished. */
+export interface QueueWorker {
+  close(): Promise<void>;
+}
+
+/** A dead-lettered delivery, as `deadLetters()` lists it. */
+export interface DeadLetter {
+  deliveryId: string;
+  event: string;
+  /** Tries made. */
+  attempts: number;
+  /** The last failure's message (or the reason the job was ended without retry). */
+  lastError: string;
+  /** When the job was dead-lettered. */
+  failedAt: Date;
+}
+
+/**
+ * A durable queue backend for answer-fast mode (`createReceiver({ queue })`): `@hookline/bullmq`,
+ * `@hookline/pg-boss`, or your own. Every method waits on something outside the process, so each must
+ * be bounded by the backend (connection and command timeouts).
+ */
+export interface DeliveryQueue {
+  /** The backend's name, for messages and traces (`'bullmq'`, `'pg-boss'`). */
+  readonly name: string;
+  /**
+   * Writes the job durably and resolves only then. Idempotent on `delivery.deliveryId`: enqueueing a
+   * deliveryId the queue already holds resolves with `{ duplicate: true }` and adds no second job.
+   * Rejects when the job may not be durable (the receiver then releases its claim and answers 503).
+   */
+  enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }>;
+  /** Starts consuming with `concurrency` jobs at once, each handed to `process`. */
+  work(process: (job: QueueJob) => Promise<JobResult>, options: { concurrency: number }): QueueWorker;
+  /** Dead-lettered deliveries, newest first. */
+  deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
+  /** Puts one dead-lettered delivery back in the queue; false when no dead letter has that deliveryId. */
+  replay(deliveryId: string): Promise<boolean>;
+  /** Puts every dead-lettered delivery back; resolves with how many. */
+  replayAll(): Promise<number>;
+  /** Closes the producer side's connections (workers are closed through their own handles). */
+  close(): Promise<void>;
+}
