@@ -73,6 +73,25 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
    */
   deadlineMs?: number;
   /**
+   * Time limit of every store call (claim, complete, release, extend). A claim that has not answered by
+   * then is answered 503 and no handler runs; the service retries. Keep it well under the service's
+   * 30 s so the answer is prompt even when the store hangs.
+   * @default 5_000
+   */
+  storeTimeoutMs?: number;
+  /**
+   * Longest a delivery's handlers may hold its lease. Past it the lease is no longer renewed: the
+   * next attempt may claim the delivery and run it again, and the `failed` hook reports the overrun.
+   * @default 300_000 (5 min)
+   */
+  maxRunMs?: number;
+  /**
+   * Time limit for reading the request body, enforced by the adapters while streaming. A client that
+   * has not sent the whole body by then gets 408 REQUEST_TIMEOUT and the connection is closed.
+   * @default 10_000
+   */
+  bodyTimeoutMs?: number;
+  /**
    * Prefix of store keys, to share one store between webhooks or apps.
    * @default 'hookline:'
    */
@@ -100,6 +119,9 @@ export interface ResolvedOptions {
   maxFutureSkewMs: number;
   leaseMs: number;
   deadlineMs: number;
+  storeTimeoutMs: number;
+  maxRunMs: number;
+  bodyTimeoutMs: number;
   namespace: string;
   now: () => number;
 }
@@ -162,6 +184,9 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
     maxFutureSkewMs: positive('maxFutureSkewMs', options.maxFutureSkewMs ?? 300_000),
     leaseMs: positive('leaseMs', options.leaseMs ?? 30_000),
     deadlineMs,
+    storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs ?? 5_000),
+    maxRunMs: positive('maxRunMs', options.maxRunMs ?? 300_000),
+    bodyTimeoutMs: positive('bodyTimeoutMs', options.bodyTimeoutMs ?? 10_000),
     namespace,
     now: options.now ?? Date.now,
   };

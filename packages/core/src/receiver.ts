@@ -42,10 +42,12 @@ export interface Receiver<E extends EventMap = ServiceEvents> {
   answerError(error: unknown): ReceiverAnswer;
   /** The body limit adapters enforce while streaming. */
   readonly maxBodyBytes: number;
+  /** The body-read time limit adapters enforce while streaming (408 past it). */
+  readonly bodyTimeoutMs: number;
 }
 
 /** The part of a receiver an adapter needs; any `Receiver<E>` is one. */
-export type ReceiverEndpoint = Pick<Receiver<EventMap>, 'handle' | 'answerError' | 'fetch' | 'maxBodyBytes'>;
+export type ReceiverEndpoint = Pick<Receiver<EventMap>, 'handle' | 'answerError' | 'fetch' | 'maxBodyBytes' | 'bodyTimeoutMs'>;
 
 type HookLists<E extends EventMap> = { [K in keyof ReceiverHooks<E>]: ReceiverHooks<E>[K][] };
 
@@ -325,6 +327,7 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
 
   const receiver: Receiver<E> = {
     maxBodyBytes: config.maxBodyBytes,
+    bodyTimeoutMs: config.bodyTimeoutMs,
     on(name, handler) {
       registry.add(name as string | readonly string[], handler as Handler<never>);
       return this;
