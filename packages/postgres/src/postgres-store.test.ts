@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IdempotencyStore } from '@hookline/core';
+import { StoreDataError } from '@hookline/core/adapter';
 import { describeStoreConformance, requireServer } from '@hookline/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -169,6 +170,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
           ...good.map((key) => store.claim(key, randomUUID(), 60_000)),
         ]);
         expect(bad?.status).toBe('rejected');
+        expect(StoreDataError.is(bad?.status === 'rejected' && bad.reason)).toBe(true);
         expect(rest.map((r) => (r.status === 'fulfilled' ? r.value.state : r.reason))).toEqual(good.map(() => 'acquired'));
       } finally {
         await pool.end();
@@ -199,6 +201,86 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
     it('refuses batch sizes and concurrency that are not positive integers', () => {
       expect(() => postgresStore({ pool: admin, maxBatchSize: 0 })).toThrow(/maxBatchSize/);
       expect(() => postgresStore({ pool: admin, batchConcurrency: 1.5 })).toThrow(/batchConcurrency/);
+    });
+  });
+
+  /** What an operation settled with: its error, or its answer as JSON. */
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      (value) => JSON.stringify(value),
+      (error: unknown) => error,
+    );
+
+  describe('keys the database refuses', () => {
+    it('refuses U+0000, a lone surrogate and an over-long key with a StoreDataError, alone and in batches', async () => {
+      const pool = newPool();
+      const store = postgresStore({ pool, schema });
+      try {
+        const id = `refused:wdl_${randomUUID()}`;
+        // 22021 (text cannot hold U+0000), a lone surrogate (checked before pg encodes it lossily),
+        // 54000 (too large for the primary key's index: a B-tree entry holds about 2.7 kB).
+        // (Random text: a repeated one would be compressed into the index.)
+        const long = Array.from({ length: 250 }, () => randomUUID()).join('');
+        const odd = [`${id}\u0000`, `${id}\ud800`, `${id}\udfff`, `${id}:${long}`];
+        for (const key of odd) {
+          const error = await refusal(store.claim(key, randomUUID(), 60_000));
+          expect(StoreDataError.is(error), String(error)).toBe(true);
+          for (const operation of [
+            refusal(store.complete(key, 't', 60_000)),
+            refusal(store.release(key, 't')),
+            refusal(store.extend(key, 't', 60_000)),
+          ]) {
+            const other = await operation;
+            // complete/release/extend of a key with no row may also answer false; never a 503-style error.
+            if (other !== 'false') expect(StoreDataError.is(other), String(other)).toBe(true);
+          }
+        }
+        // Sent together, each refused key fails alone, as a StoreDataError; the good one is acquired.
+        const together = await Promise.allSettled([...odd, `${id}\ufffd`].map((key) => store.claim(key, randomUUID(), 60_000)));
+        expect(together.slice(0, -1).every((r) => r.status === 'rejected' && StoreDataError.is(r.reason))).toBe(true);
+        expect(together.at(-1)).toEqual({ status: 'fulfilled', value: { state: 'acquired', attempt: 1 } });
+      } finally {
+        await pool.end();
+      }
+    });
+  });
+
+  describe('lock waits', () => {
+    it('fails a claim blocked by another transaction holding the row lock after lockTimeoutMs, not as a data error', async () => {
+      const pool = newPool();
+      const store = postgresStore({ pool, schema, lockTimeoutMs: 300 });
+      const holder = await admin.connect();
+      try {
+        const key = `locked:wdl_${randomUUID()}`;
+        const token = randomUUID();
+        expect(await store.claim(key, token, 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${schema}".hookline_idempotency WHERE key = $1 FOR UPDATE`, [key]);
+        for (const operation of [
+          refusal(store.claim(key, randomUUID(), 60_000)),
+          refusal(store.complete(key, token, 60_000)),
+          refusal(store.release(key, token)),
+          refusal(store.extend(key, token, 60_000)),
+        ]) {
+          const error = (await operation) as { code?: string };
+          expect(error.code).toBe('55P03'); // lock_not_available: answered 503 by the receiver
+          expect(StoreDataError.is(error)).toBe(false);
+        }
+        await holder.query('ROLLBACK');
+        // Nothing was written meanwhile: the owner still completes.
+        expect(await store.complete(key, token, 60_000)).toBe(true);
+        // The bound was the statements' own: the pool's sessions kept the server's setting.
+        expect((await pool.query('SHOW lock_timeout')).rows[0]).toEqual({ lock_timeout: '0' });
+      } finally {
+        await holder.query('ROLLBACK').catch(() => {});
+        holder.release();
+        await pool.end();
+      }
+    });
+
+    it('refuses a lockTimeoutMs that is not a whole number of milliseconds', () => {
+      expect(() => postgresStore({ pool: admin, lockTimeoutMs: 1.5 })).toThrow(/lockTimeoutMs/);
+      expect(() => postgresStore({ pool: admin, lockTimeoutMs: -1 })).toThrow(/lockTimeoutMs/);
     });
   });
 

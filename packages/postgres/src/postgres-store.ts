@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
 import { batchQueue } from './batch-queue';
+import { asStoreDataError, checkKey, isDataException } from './data-errors';
 import type { PgQueryable } from './pg-pool';
 import { qualifiedTable, schemaSql, type TableLocation } from './schema';
 import { statements } from './statements';
@@ -35,6 +36,15 @@ export interface PostgresStoreOptions extends TableLocation {
    * @default 2
    */
   batchConcurrency?: number;
+  /**
+   * Longest an operation waits for a row lock another transaction holds (a stray `SELECT … FOR
+   * UPDATE`, a long migration) before failing with SQLSTATE 55P03, which the receiver answers 503.
+   * Set inside each statement (`set_config('lock_timeout', …, true)`), so it costs no round trip;
+   * keep it under the receiver's `storeTimeoutMs`, so the database gives up before the receiver does
+   * and no lease is written after the answer. `0` leaves the server's `lock_timeout`.
+   * @default 2_000
+   */
+  lockTimeoutMs?: number;
 }
 
 /** A Postgres store, plus its schema and housekeeping. */
@@ -73,9 +83,6 @@ function claimResult(row: ClaimRow): ClaimResult {
   return { state: 'in_progress', retryAfterMs: Math.max(1, row.left_ms) };
 }
 
-/** SQLSTATE class 22, data exception: the statement changed nothing, and one item's value may be why. */
-const isDataException = (error: unknown): boolean => String((error as { code?: unknown } | null)?.code ?? '').startsWith('22');
-
 interface Operation {
   key: string;
   token: string;
@@ -88,7 +95,8 @@ interface Operation {
  * DO UPDATE` that returns exactly one row per key: the conflicting row is locked, then rewritten
  * either as our lease (when free) or as itself, and the returned row tells which. Under load, claims
  * (and completions) that arrive together share one statement and one commit. Errors reject the
- * operation's promise, which the receiver answers 503 (the service retries).
+ * operation's promise, which the receiver answers 503 (the service retries); a key the database
+ * refuses (a data error) rejects with a `StoreDataError`, answered 500.
  *
  * @example
  * import pg from 'pg';
@@ -105,7 +113,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
   const maxSize = count('maxBatchSize', options.maxBatchSize ?? 100);
   const concurrency = count('batchConcurrency', options.batchConcurrency ?? 2);
-  const sql = statements(table);
+  const lockTimeoutMs = options.lockTimeoutMs ?? 2_000;
+  if (!Number.isInteger(lockTimeoutMs) || lockTimeoutMs < 0) {
+    throw new RangeError(`postgresStore: lockTimeoutMs must be a whole number of milliseconds (0: the server's), got ${lockTimeoutMs}`);
+  }
+  const sql = statements(table, lockTimeoutMs);
   const prepared = options.preparedStatements ?? true;
   // Named statements are per connection and per text: the name carries a hash of the text.
   const named = (kind: keyof typeof sql): { name?: string; text: string } => {
@@ -124,11 +136,21 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   const columns = (items: Operation[]) => [items.map((o) => o.key), items.map((o) => o.token), items.map((o) => o.ms)];
 
+  // A data error of a lone operation is its key's fault: a StoreDataError (the receiver answers 500,
+  // not 503 "unavailable"). A batch's is first retried item by item (batch-queue.ts).
+  const one = async <T>(query: Promise<T>): Promise<T> => {
+    try {
+      return await query;
+    } catch (error) {
+      throw asStoreDataError(error);
+    }
+  };
+
   async function claims(items: Operation[]): Promise<ClaimResult[]> {
-    const [one] = items;
+    const [first] = items;
     const result =
-      items.length === 1 && one !== undefined
-        ? await pool.query({ ...q.claimOne, values: [one.key, one.token, one.ms, keep] })
+      items.length === 1 && first !== undefined
+        ? await one(pool.query({ ...q.claimOne, values: [first.key, first.token, first.ms, keep] }))
         : await pool.query({ ...q.claimMany, values: [...columns(items), keep] });
     const rows = new Map((result.rows as ClaimRow[]).map((row) => [row.key, row]));
     return items.map((item) => {
@@ -139,9 +161,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
 
   async function completions(items: Operation[]): Promise<boolean[]> {
-    const [one] = items;
-    if (items.length === 1 && one !== undefined) {
-      const result = await pool.query({ ...q.completeOne, values: [one.key, one.token, one.ms] });
+    const [first] = items;
+    if (items.length === 1 && first !== undefined) {
+      const result = await one(pool.query({ ...q.completeOne, values: [first.key, first.token, first.ms] }));
       return [result.rowCount === 1];
     }
     const result = await pool.query({ ...q.completeMany, values: columns(items) });
@@ -160,17 +182,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   return {
     table,
     async claim(key, token, leaseMs) {
-      return claim({ key, token, ms: ms('leaseMs', leaseMs) });
+      return claim({ key: checkKey(key), token, ms: ms('leaseMs', leaseMs) });
     },
     async complete(key, token, retentionMs) {
-      return complete({ key, token, ms: ms('retentionMs', retentionMs) });
+      return complete({ key: checkKey(key), token, ms: ms('retentionMs', retentionMs) });
     },
     async release(key, token) {
-      const result = await pool.query({ ...q.release, values: [key, token, keep] });
+      const result = await one(pool.query({ ...q.release, values: [checkKey(key), token, keep] }));
       return result.rowCount === 1;
     },
     async extend(key, token, leaseMs) {
-      const result = await pool.query({ ...q.extend, values: [key, token, ms('leaseMs', leaseMs), keep] });
+      const result = await one(pool.query({ ...q.extend, values: [checkKey(key), token, ms('leaseMs', leaseMs), keep] }));
       return result.rowCount === 1;
     },
     async ensureSchema() {

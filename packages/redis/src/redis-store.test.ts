@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { StoreDataError } from '@hookline/core/adapter';
 import { describeStoreConformance, requireServer } from '@hookline/testing';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
@@ -22,7 +23,22 @@ function ioredis() {
   return new Redis(REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 0, enableOfflineQueue: true });
 }
 
+/** Deletes every key under `match` (SCAN, not KEYS: the shared Redis may hold many). */
+async function deleteKeys(match: string): Promise<void> {
+  const admin = await nodeRedis();
+  try {
+    for await (const keys of admin.scanIterator({ MATCH: match, COUNT: 1_000 })) {
+      if (keys.length > 0) await admin.unlink(keys);
+    }
+  } finally {
+    await admin.close();
+  }
+}
+
 describe.skipIf(!server.reachable)('redisStore', () => {
+  // Everything this file wrote, the conformance suites' keys included, is under the run's prefix.
+  afterAll(() => deleteKeys(`${prefix}*`));
+
   describeStoreConformance('redisStore (node-redis v5)', async () => {
     const client = await nodeRedis();
     return {
@@ -53,8 +69,6 @@ describe.skipIf(!server.reachable)('redisStore', () => {
     });
     afterAll(async () => {
       await io.quit();
-      const keys = await admin.keys(`${prefix}*`);
-      if (keys.length > 0) await admin.del(keys);
       await admin.close();
     });
 
@@ -80,10 +94,11 @@ describe.skipIf(!server.reachable)('redisStore', () => {
 
     it('keeps one hash-tagged string key per delivery whose TTL is the retention, on the Redis clock', async () => {
       const store = redisStore({ client: admin, prefix, keepMs: 3_600_000 });
-      const key = `ns:wdl_${randomUUID()}`;
+      const id = `wdl_${randomUUID()}`;
+      const key = `ns:${id}`; // as the receiver builds it: namespace + deliveryId
       const token = randomUUID();
       await store.claim(key, token, 30_000);
-      const redisKey = `${prefix}{${key}}`;
+      const redisKey = `${prefix}ns:{${id}}`;
       // A lease: attempt 1, its expiry in ms on the Redis clock (here the same machine's), the token last.
       const [kind, attempt, expiry, ...owner] = ((await admin.get(redisKey)) ?? '').split(':');
       expect([kind, attempt, owner.join(':')]).toEqual(['l', '1', token]);
@@ -96,6 +111,41 @@ describe.skipIf(!server.reachable)('redisStore', () => {
       const ttl = await admin.pTTL(redisKey);
       expect(ttl).toBeGreaterThan(100_000);
       expect(ttl).toBeLessThanOrEqual(120_000);
+    });
+
+    it('stores the receiver key hookline:wdl_… at hookline:{wdl_…} by default: no doubled prefix', async () => {
+      const store = redisStore({ client: admin });
+      const id = `wdl_${randomUUID().replaceAll('-', '')}`;
+      const redisKey = `hookline:{${id}}`;
+      try {
+        const token = randomUUID();
+        expect(await store.claim(`hookline:${id}`, token, 30_000)).toEqual({ state: 'acquired', attempt: 1 });
+        expect(await admin.get(redisKey)).toMatch(/^l:1:\d+:/);
+        expect(await admin.exists(`hookline:{hookline:${id}}`)).toBe(0);
+        // A key without a namespace is tagged whole; one with ':' in the id is tagged after the last one.
+        await store.claim(id, token, 30_000);
+        expect(await admin.exists(`{${id}}`)).toBe(1);
+      } finally {
+        await admin.del([redisKey, `{${id}}`]);
+      }
+    });
+
+    it('refuses keys with a lone surrogate with a StoreDataError instead of letting them collide, with both clients', async () => {
+      for (const client of [admin, io]) {
+        const store = redisStore({ client, prefix });
+        const id = `lone:wdl_${randomUUID()}`;
+        for (const odd of [`${id}\ud800`, `${id}\udfff`, `x\udc00y:${id}`]) {
+          const refused = await store.claim(odd, randomUUID(), 60_000).then(String, (error: unknown) => error);
+          expect(StoreDataError.is(refused), String(refused)).toBe(true);
+          for (const operation of [store.complete(odd, 't', 60_000), store.release(odd, 't'), store.extend(odd, 't', 60_000)]) {
+            await expect(operation).rejects.toThrow(/not well-formed Unicode/);
+          }
+        }
+        // The character UTF-8 would have turned them into is an ordinary key, and a surrogate pair too.
+        expect((await store.claim(`${id}\ufffd`, randomUUID(), 60_000)).state).toBe('acquired');
+        expect((await store.claim(`${id}\ud83d\udd11`, randomUUID(), 60_000)).state).toBe('acquired');
+        expect(await admin.keys(`${prefix}lone:{wdl_*`)).not.toHaveLength(0);
+      }
     });
 
     it('refuses a duration that is not a positive number before touching Redis', async () => {

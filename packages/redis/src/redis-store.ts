@@ -1,5 +1,6 @@
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
 import { loadScript, scriptRunner, type RedisClientLike } from './redis-client';
+import { redisKey } from './redis-key';
 import { CLAIM, COMPLETE, EXTEND, RELEASE } from './scripts';
 
 /** Options of `redisStore()`. */
@@ -10,9 +11,10 @@ export interface RedisStoreOptions {
    */
   client: RedisClientLike;
   /**
-   * Prepended to every key. Records are stored at `<prefix>{<key>}`: the braces are a Redis Cluster
-   * hash tag, so everything about one delivery lives in one slot whatever the prefix.
-   * @default 'hookline:'
+   * Prepended to every Redis key. The receiver's keys already start with its `namespace` (default
+   * `hookline:`), so a delivery is stored at `<prefix><namespace>{<deliveryId>}`: `hookline:{wdl_…}`
+   * with both defaults. The braces are a Redis Cluster hash tag (one key per delivery, one slot).
+   * @default '' (the receiver's namespace is the prefix)
    */
   prefix?: string;
   /**
@@ -53,7 +55,8 @@ function claimResult(reply: unknown): ClaimResult {
  * An idempotency store in Redis, shared by every receiver process that uses the same Redis and
  * prefix. One Lua script call (one round trip) per operation, every expiry on the Redis server's
  * clock, keys hash-tagged for Redis Cluster. Redis errors reject the operation's promise, which the
- * receiver answers 503 (the service retries).
+ * receiver answers 503 (the service retries); a key Redis cannot hold faithfully (not well-formed
+ * Unicode) rejects with a `StoreDataError` (answered 500: retrying cannot help).
  *
  * @example
  * import { createClient } from 'redis';
@@ -65,22 +68,21 @@ function claimResult(reply: unknown): ClaimResult {
  */
 export function redisStore(options: RedisStoreOptions): IdempotencyStore {
   const run = scriptRunner(options.client);
-  const prefix = options.prefix ?? 'hookline:';
+  const prefix = options.prefix ?? '';
   const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
-  const redisKey = (key: string): string => `${prefix}{${key}}`;
 
   return {
     async claim(key, token, leaseMs) {
-      return claimResult(await run(SCRIPTS.claim, redisKey(key), [token, ms('leaseMs', leaseMs), keep]));
+      return claimResult(await run(SCRIPTS.claim, redisKey(prefix, key), [token, ms('leaseMs', leaseMs), keep]));
     },
     async complete(key, token, retentionMs) {
-      return Number(await run(SCRIPTS.complete, redisKey(key), [token, ms('retentionMs', retentionMs)])) === 1;
+      return Number(await run(SCRIPTS.complete, redisKey(prefix, key), [token, ms('retentionMs', retentionMs)])) === 1;
     },
     async release(key, token) {
-      return Number(await run(SCRIPTS.release, redisKey(key), [token, keep])) === 1;
+      return Number(await run(SCRIPTS.release, redisKey(prefix, key), [token, keep])) === 1;
     },
     async extend(key, token, leaseMs) {
-      return Number(await run(SCRIPTS.extend, redisKey(key), [token, ms('leaseMs', leaseMs), keep])) === 1;
+      return Number(await run(SCRIPTS.extend, redisKey(prefix, key), [token, ms('leaseMs', leaseMs), keep])) === 1;
     },
   };
 }

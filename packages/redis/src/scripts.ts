@@ -1,5 +1,5 @@
-// The four operations as Lua scripts: each one is a single atomic round trip (EVALSHA), and every
-// expiry is computed from redis.call('TIME'), the server's clock, so receivers with skewed clocks agree.
+// The four operations as Lua scripts: each one is a single atomic round trip (EVALSHA). Lease ends
+// are computed from redis.call('TIME'), the server's clock, so receivers with skewed clocks agree.
 //
 // A record is one string at KEYS[1], whose first character says what it is:
 //   'l:<attempt>:<expiry>:<token>'  a lease: its owner's token, its expiry in ms on the Redis clock
@@ -11,20 +11,23 @@
 // a machine where Redis shares the cores with the receivers that was a third of a delivery's cost.
 
 // Redis before 5 refuses writes after TIME unless the script's effects are replicated; later ones do
-// that always (and Redis 7 dropped the switch), so the call is guarded.
+// that always (and Redis 7 dropped the switch), so the call is guarded. Only the scripts that write a
+// lease end read the clock: complete and release never need it.
 const NOW = `
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 `;
 
-// Reads the record; returns 0 unless ARGV[1] (the token) owns a live lease. The token is last in the
-// record, so it may hold any character.
-const OWNED = `${NOW}
+// Reads the record; returns 0 unless it is a lease held by ARGV[1] (the token). A lease whose end
+// passed still belongs to its token until another claim takes it over (that claim writes its own
+// token): an owner whose store call stalled past the lease can still complete what it ran. The token
+// is last in the record, so it may hold any character.
+const OWNED = `
 local rec = redis.call('GET', KEYS[1])
 if not rec then return 0 end
-local attempt, expiry, token = string.match(rec, '^l:(%d+):(%d+):(.*)$')
-if token ~= ARGV[1] or tonumber(expiry) <= now then return 0 end
+local attempt, token = string.match(rec, '^l:(%d+):%d+:(.*)$')
+if token ~= ARGV[1] then return 0 end
 `;
 
 /** KEYS: record. ARGV: token, leaseMs, keepMs. Returns {0, attempt} | {1, retryAfterMs} | {2, 0}. */
@@ -60,7 +63,7 @@ return 1
 `;
 
 /** KEYS: record. ARGV: token, leaseMs, keepMs. Returns 1 when extended, 0 when the token lost the lease. */
-export const EXTEND = `${OWNED}
+export const EXTEND = `${NOW}${OWNED}
 local lease = tonumber(ARGV[2])
 redis.call('SET', KEYS[1], 'l:' .. attempt .. ':' .. string.format('%d', now + lease) .. ':' .. ARGV[1],
   'PX', string.format('%d', lease + tonumber(ARGV[3])))

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
+import { StoreDataError } from '@hookline/core/adapter';
 import { describe, expect, it } from 'vitest';
+import { checkedClaims, claimResultProblem } from './claim-result';
 
 /** One store under test, as the factory of `describeStoreConformance` returns it. */
 export interface StoreUnderTest {
@@ -67,6 +69,21 @@ const BEYOND_INT32_MS = 2 ** 31 + 12_345;
  * The conformance suite every hookline store passes (DESIGN.md, "The store contract"), ours and third
  * parties'. Call it at the top level of a vitest file; `factory` is called once per test.
  *
+ * What it holds a store to, beyond the obvious:
+ * - `claim` answers exactly one of `{ state: 'acquired', attempt }` (a positive integer),
+ *   `{ state: 'in_progress', retryAfterMs }` (a positive finite number) or `{ state: 'completed' }`,
+ *   with no other state and no missing field: every claim of every test is checked. The receiver
+ *   treats any other answer as a store error (503, no handler runs), never as "acquired".
+ * - A lease belongs to its token until another claim takes it over: `complete`, `release` and
+ *   `extend` by the owner succeed past the lease's end while nobody else claimed the key (an owner
+ *   whose store call stalled still records what it ran), and fail once a new claim replaced it.
+ * - A key the backend cannot hold faithfully is refused with `StoreDataError` (from
+ *   `@hookline/core/adapter`; the receiver answers 500), never stored lossily so that two keys meet.
+ * - A broken backend rejects every operation with an error other than `StoreDataError` (503).
+ *
+ * Keys are `<keyPrefix><label>:wdl_<random>`; the suite cannot delete them through the store
+ * contract, so remove what is under your store's prefix (or drop its schema) in an `afterAll`.
+ *
  * @example
  * import { memoryStore } from '@hookline/core';
  * import { describeStoreConformance } from '@hookline/testing';
@@ -96,7 +113,7 @@ export function describeStoreConformance(
       else await new Promise((resolve) => setTimeout(resolve, ms));
     };
     try {
-      await run({ ...subject, wait });
+      await run({ ...subject, store: checkedClaims(subject.store), wait });
     } finally {
       await subject.cleanup?.();
     }
@@ -137,6 +154,18 @@ export function describeStoreConformance(
           // The holder's lease (30 s) counts, not the asker's (5 s); 1 ms of slack for rounding.
           expect(second.retryAfterMs).toBeLessThanOrEqual(30_001);
           expect(second.retryAfterMs).toBeGreaterThan(20_000);
+        }));
+
+      it('answers only the three known states, each with exactly its fields', () =>
+        withStore(async ({ store }) => {
+          const k = key('shape');
+          const t = token();
+          const answers = [await store.claim(k, t, LONG_MS), await store.claim(k, token(), LONG_MS)];
+          expect(await store.complete(k, t, LONG_MS)).toBe(true);
+          answers.push(await store.claim(k, token(), LONG_MS));
+          expect(answers.map((answer) => answer.state)).toEqual(['acquired', 'in_progress', 'completed']);
+          // Plain data: no extra fields a caller could misread, nothing missing.
+          expect(answers.map(claimResultProblem)).toEqual([undefined, undefined, undefined]);
         }));
 
       it('does not let the holder re-acquire its own live lease as a new attempt', () =>
@@ -229,16 +258,36 @@ export function describeStoreConformance(
           }
         }));
 
-      it('does not let an owner complete, release or extend its own lease once it expired', () =>
+      it('lets the owner complete, release or extend its lease after it expired while nobody else claimed it', () =>
         withStore(async ({ store, wait }) => {
           const keys = [key('late-complete'), key('late-release'), key('late-extend')];
           const tokens = keys.map(() => token());
           for (const [i, k] of keys.entries()) expectAcquired(await store.claim(k, tokens[i]!, shortMs));
           await wait(shortMs * 1.5 + 50);
+          // A store stall longer than the lease: the handler ran, nobody else claimed, the work counts.
+          expect(await store.complete(keys[0]!, tokens[0]!, LONG_MS)).toBe(true);
+          expect(await store.claim(keys[0]!, token(), LONG_MS)).toEqual({ state: 'completed' });
+          expect(await store.release(keys[1]!, tokens[1]!)).toBe(true);
+          expectAcquired(await store.claim(keys[1]!, token(), LONG_MS), 2);
+          expect(await store.extend(keys[2]!, tokens[2]!, LONG_MS)).toBe(true);
+          expect((await store.claim(keys[2]!, token(), LONG_MS)).state).toBe('in_progress');
+          expect(await store.complete(keys[2]!, tokens[2]!, LONG_MS)).toBe(true);
+        }));
+
+      it('does not let an owner complete, release or extend its lease once another claim took it over', () =>
+        withStore(async ({ store, wait }) => {
+          const keys = [key('late-complete'), key('late-release'), key('late-extend')];
+          const tokens = keys.map(() => token());
+          for (const [i, k] of keys.entries()) expectAcquired(await store.claim(k, tokens[i]!, shortMs));
+          await wait(shortMs * 1.5 + 50);
+          const takers = keys.map(() => token());
+          for (const [i, k] of keys.entries()) expectAcquired(await store.claim(k, takers[i]!, LONG_MS), 2);
           expect(await store.complete(keys[0]!, tokens[0]!, LONG_MS)).toBe(false);
           expect(await store.release(keys[1]!, tokens[1]!)).toBe(false);
           expect(await store.extend(keys[2]!, tokens[2]!, LONG_MS)).toBe(false);
-          for (const k of keys) expectAcquired(await store.claim(k, token(), LONG_MS), 2);
+          // The new owners' leases are untouched: still live, still theirs.
+          for (const k of keys) expect((await store.claim(k, token(), LONG_MS)).state).toBe('in_progress');
+          for (const [i, k] of keys.entries()) expect(await store.complete(k, takers[i]!, LONG_MS)).toBe(true);
         }));
 
       it('extend keeps a lease alive past its first expiry', () =>
@@ -335,6 +384,27 @@ export function describeStoreConformance(
         }));
     });
 
+    describe('keys the backend cannot hold', () => {
+      it('keeps keys that differ only by a lone surrogate apart, or refuses them with StoreDataError', () =>
+        withStore(async ({ store }) => {
+          const id = randomUUID();
+          // UTF-8 turns each lone surrogate into U+FFFD: stored lossily, all three would be one record.
+          const keys = [`${prefix}lone:wdl_${id}\ud800`, `${prefix}lone:wdl_${id}\udfff`, `${prefix}lone:wdl_${id}\ufffd`];
+          const outcomes: string[] = [];
+          for (const k of keys) {
+            try {
+              outcomes.push((await store.claim(k, token(), LONG_MS)).state);
+            } catch (error) {
+              expect(StoreDataError.is(error), `a refused key must be a StoreDataError, got ${String(error)}`).toBe(true);
+              outcomes.push('refused');
+            }
+          }
+          // The well-formed one is an ordinary key; the others are never answered as its duplicates.
+          expect(outcomes[2]).toBe('acquired');
+          for (const outcome of outcomes.slice(0, 2)) expect(['acquired', 'refused']).toContain(outcome);
+        }));
+    });
+
     // Left out, not skipped, for an in-process store: there is nothing to break.
     if (!options.inProcess) {
       describe('backend errors', () => {
@@ -350,10 +420,20 @@ export function describeStoreConformance(
             const t = token();
             expectAcquired(await subject.store.claim(k, t, LONG_MS));
             await subject.breakBackend();
-            await expect(subject.store.claim(key('broken2'), token(), LONG_MS)).rejects.toBeDefined();
-            await expect(subject.store.complete(k, t, LONG_MS)).rejects.toBeDefined();
-            await expect(subject.store.release(k, t)).rejects.toBeDefined();
-            await expect(subject.store.extend(k, t, LONG_MS)).rejects.toBeDefined();
+            // Rejected, and not as a data error: an outage is answered 503 and waited out.
+            const unavailable = async (operation: () => unknown): Promise<void> => {
+              let outcome: unknown;
+              try {
+                outcome = { answered: await operation() };
+              } catch (error) {
+                outcome = StoreDataError.is(error) ? { dataError: String(error) } : 'rejected';
+              }
+              expect(outcome).toBe('rejected');
+            };
+            await unavailable(() => subject.store.claim(key('broken2'), token(), LONG_MS));
+            await unavailable(() => subject.store.complete(k, t, LONG_MS));
+            await unavailable(() => subject.store.release(k, t));
+            await unavailable(() => subject.store.extend(k, t, LONG_MS));
           } finally {
             await subject.cleanup?.();
           }
