@@ -30,6 +30,8 @@ export const handledAnswer = (): ReceiverAnswer => json(200, '{"ok":true}');
 export const duplicateAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"duplicate":true}');
 /** No handler for this event (an event added to the catalogue later, say): 2xx, or the service retries it for 31 h. */
 export const unhandledAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"unhandled":true}');
+/** Answer-fast mode: the delivery is durably in the queue; workers run the handlers. */
+export const queuedAnswer = (): ReceiverAnswer => json(202, '{"ok":true,"queued":true}');
 /** A handler threw `PermanentFailure`: 2xx so the service stops retrying something that cannot succeed. */
 export const permanentFailureAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"failed":true}');
 
@@ -120,9 +122,29 @@ export function inFlight(retryAfterMs: number): HooklineError {
 }
 
 /** The store could not be reached: fail closed (503), run nothing; the service retries. */
-export function storeUnavailable(cause: unknown): HooklineError {
-  return fail('SERVICE_UNAVAILABLE', 'The idempotency store is unavailable; the delivery was not processed and the service will retry.', {
-    details: { reason: 'store_unavailable' },
+export function storeUnavailable(cause: unknown, reason: 'store_unavailable' | 'store_timeout' = 'store_unavailable'): HooklineError {
+  const message =
+    reason === 'store_timeout'
+      ? 'The idempotency store did not answer in time (storeTimeoutMs); the delivery was not processed and the service will retry.'
+      : 'The idempotency store is unavailable; the delivery was not processed and the service will retry.';
+  return fail('SERVICE_UNAVAILABLE', message, {
+    details: { reason },
+    cause,
+  });
+}
+
+/** The queue did not take the job durably: 503, the claim was released and the service retries. */
+export function queueUnavailable(queue: string, cause: unknown): HooklineError {
+  return fail('SERVICE_UNAVAILABLE', `The queue (${queue}) did not take the delivery; it was not processed and the service will retry.`, {
+    details: { reason: 'queue_unavailable' },
+    cause,
+  });
+}
+
+/** A store refused the delivery's key itself (not an outage): 500, a bug to fix rather than wait out. */
+export function storeDataError(cause: unknown): HooklineError {
+  return fail('INTERNAL_ERROR', "The idempotency store refused this delivery's key; the delivery was not processed.", {
+    details: { reason: 'store_data_error' },
     cause,
   });
 }

@@ -55,6 +55,30 @@ export function parseTimestamp(text: string): number {
   return ISO_8601.test(text) ? Date.parse(text) : Number.NaN;
 }
 
+/** The longest deliveryId accepted: the service's ids are a few dozen characters; stores index the key. */
+export const MAX_DELIVERY_ID_LENGTH = 256;
+
+/**
+ * Why a deliveryId cannot be a store key, or `undefined`. Lone surrogates are refused because stores
+ * encode them lossily (three different ids could become one key); control characters because SQL
+ * drivers and logs mangle them.
+ */
+function deliveryIdIssue(id: string): string | undefined {
+  if (id.length > MAX_DELIVERY_ID_LENGTH) return 'too_long';
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return 'control_character';
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = id.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return 'not_well_formed';
+      i++;
+    } else if (c >= 0xdc00 && c <= 0xdfff) {
+      return 'not_well_formed';
+    }
+  }
+  return undefined;
+}
+
 function invalid(field: string, issue: string, message: string): HooklineError {
   return new HooklineError('VALIDATION_ERROR', message, { details: { field, issue } });
 }
@@ -96,6 +120,14 @@ export function parseEnvelope(body: Uint8Array): { delivery: Delivery; timestamp
       'deliveryId',
       deliveryId === undefined ? 'missing' : 'must_start_with_wdl_',
       'deliveryId must be a string beginning with "wdl_".',
+    );
+  }
+  const idIssue = deliveryIdIssue(deliveryId);
+  if (idIssue !== undefined) {
+    throw invalid(
+      'deliveryId',
+      idIssue,
+      `deliveryId must be well-formed Unicode without control characters, at most ${MAX_DELIVERY_ID_LENGTH} characters.`,
     );
   }
   if (typeof timestamp !== 'string') {

@@ -23,9 +23,9 @@ export interface ReceiverHooks<E extends EventMap> {
 
 /** Where an error reported to `onError` came from. */
 export interface ErrorInfo {
-  phase: 'handler' | 'store' | 'hook' | 'secret' | 'internal';
+  phase: 'handler' | 'store' | 'hook' | 'secret' | 'configuration' | 'internal';
   delivery?: Delivery<string, unknown>;
 }
 
-/** Receives errors the receiver answered for but the application should hear about. */
-export type ErrorListener = (error: unknown, info: ErrorInfo) => void;
+/** Receives errors the receiver answered for but the application should hear about. May be async: a rejection is written to `console.error`. */
+export type ErrorListener = (error: unknown, info: ErrorInfo) => unknown;

@@ -4,19 +4,32 @@ export const DEADLINE: unique symbol = Symbol('hookline.deadline');
 /** How handlers ended: `undefined` for success, otherwise what they threw. */
 export type HandlerOutcome = { error: unknown } | undefined;
 
+export interface WatchOptions {
+  /** When `first` gives up with DEADLINE (Infinity: never, as in a worker). */
+  deadlineMs: number;
+  heartbeatMs: number;
+  /** Renews the lease. */
+  heartbeat: () => void;
+  /** Past this the lease is no longer renewed, and `overrun` is called once. */
+  maxRunMs: number;
+  overrun: () => void;
+}
+
 /**
  * Watches handlers that returned a promise. One timer per delivery renews the lease every
- * `heartbeatMs` for as long as they run (past the deadline too, so no other attempt takes over a live
- * run) and resolves `first` with `DEADLINE` when `deadlineMs` passes first. `settled` always resolves
- * with the final outcome. Handlers that settle within a microtask never start the timer.
+ * `heartbeatMs` (past the deadline too, so no other attempt takes over a live run) until `maxRunMs`,
+ * when renewing stops for good: a handler that never finishes then no longer holds its delivery, and no
+ * timer is kept for it. `first` resolves with `DEADLINE` when `deadlineMs` passes first; `settled`
+ * always resolves with the final outcome. Handlers that settle within a microtask never start the timer.
  */
 export function watchHandlers(
   running: Promise<void>,
-  options: { deadlineMs: number; heartbeatMs: number; heartbeat: () => void },
+  options: WatchOptions,
 ): { first: Promise<HandlerOutcome | typeof DEADLINE>; settled: Promise<HandlerOutcome> } {
-  const { deadlineMs, heartbeatMs, heartbeat } = options;
+  const { deadlineMs, heartbeatMs, heartbeat, maxRunMs, overrun } = options;
   const startedAt = Date.now();
   const deadlineAt = startedAt + deadlineMs;
+  const stopAt = startedAt + maxRunMs;
   let nextBeat = startedAt + heartbeatMs;
   let done = false;
   let pastDeadline = false;
@@ -25,7 +38,7 @@ export function watchHandlers(
   const first = new Promise<HandlerOutcome | typeof DEADLINE>((resolve) => (resolveFirst = resolve));
 
   const schedule = () => {
-    const dueAt = pastDeadline ? nextBeat : Math.min(nextBeat, deadlineAt);
+    const dueAt = Math.min(nextBeat, stopAt, pastDeadline ? Number.POSITIVE_INFINITY : deadlineAt);
     timer = setTimeout(tick, Math.max(0, dueAt - Date.now()));
   };
   const tick = () => {
@@ -34,6 +47,10 @@ export function watchHandlers(
     if (!pastDeadline && now >= deadlineAt) {
       pastDeadline = true;
       resolveFirst(DEADLINE);
+    }
+    if (now >= stopAt) {
+      overrun();
+      return; // no more beats, no more timers: the lease lapses
     }
     if (now >= nextBeat) {
       nextBeat = now + heartbeatMs;

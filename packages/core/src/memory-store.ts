@@ -115,9 +115,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     );
   }
 
-  function ownedLease(key: string, token: string, at: number): Lease | undefined {
+  /**
+   * The record `token` still holds. Past its expiry too: a lapsed lease stays its owner's until another
+   * claim takes it over (which replaces the token), so a handler that outlived a store stall can still
+   * complete a delivery nobody else ran.
+   */
+  function ownedLease(key: string, token: string): Lease | undefined {
     const record = records.get(key);
-    return typeof record === 'object' && record.token === token && record.expiresAt > at ? record : undefined;
+    return typeof record === 'object' && record.token === token ? record : undefined;
   }
 
   return {
@@ -149,13 +154,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     },
     complete(key, token, retentionMs) {
       const at = now();
-      if (ownedLease(key, token, at) === undefined) return false;
+      if (ownedLease(key, token) === undefined) return false;
       records.set(flatten(key), expirySeconds(at + retentionMs));
       return true;
     },
     release(key, token) {
       const at = now();
-      const lease = ownedLease(key, token, at);
+      const lease = ownedLease(key, token);
       if (lease === undefined) return false;
       lease.token = null;
       lease.expiresAt = at + releasedTtlMs;
@@ -163,7 +168,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     },
     extend(key, token, leaseMs) {
       const at = now();
-      const lease = ownedLease(key, token, at);
+      const lease = ownedLease(key, token);
       if (lease === undefined) return false;
       lease.expiresAt = at + leaseMs;
       return true;

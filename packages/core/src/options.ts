@@ -2,6 +2,8 @@ import type { EventMap, ServiceEvents } from './events';
 import { HooklineError } from './errors';
 import type { ReceiverHooks } from './hooks';
 import { memoryStore } from './memory-store';
+import type { DeliveryQueue } from './queue';
+import type { ReceiverLogger } from './receiver-state';
 import type { IdempotencyStore } from './store';
 
 /** One signing secret, or several while rotating (any may match; the context says which did). */
@@ -15,8 +17,23 @@ export interface SecretRequest {
   url: string | undefined;
 }
 
-/** Per-tenant lookup: the secret(s) for this request, or `undefined` when the tenant is unknown (401). */
-export type SecretResolver = (request: SecretRequest) => SecretValue | undefined | Promise<SecretValue | undefined>;
+/**
+ * A resolver's answer that names the tenant: its deliveries are de-duplicated in a key space of their
+ * own (`namespace + tenant + ':' + deliveryId`), stable across secret rotations.
+ */
+export interface TenantSecret {
+  tenant: string;
+  secret: SecretValue;
+}
+
+type Resolved = SecretValue | TenantSecret | undefined | null;
+
+/**
+ * Per-tenant lookup: the secret(s) for this request, or `undefined`/`null` when the tenant is unknown
+ * (401). Return `{ tenant, secret }` to name the tenant; otherwise the tenant's key space is derived
+ * from the first secret returned, which changes when that secret rotates.
+ */
+export type SecretResolver = (request: SecretRequest) => Resolved | Promise<Resolved>;
 
 const HOUR = 3_600_000;
 /** The service's last retry comes ~31 h 13 min after the first attempt (0 + 30 s + 2 min + 10 min + 1 h + 6 h + 24 h). */
@@ -26,8 +43,25 @@ export const SERVICE_TIMEOUT_MS = 30_000;
 
 /** Options of `createReceiver()`. */
 export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
-  /** The webhook's signingSecret; an array while rotating; or a function of the request for per-tenant secrets. */
-  secret: SecretValue | SecretResolver;
+  /**
+   * The webhook's signingSecret; an array while rotating; or a function of the request for per-tenant
+   * secrets. A missing or empty secret does not throw here (a build step such as `next build` may load
+   * the module without runtime secrets): every delivery is then answered 500 CONFIGURATION_ERROR with
+   * the fix, and the error is reported.
+   */
+  secret: SecretValue | SecretResolver | undefined;
+  /**
+   * Answer-fast mode: verify, record and enqueue the delivery on this queue (`@hookline/bullmq`,
+   * `@hookline/pg-boss`), answer 202, and run the handlers in workers started with `receiver.work()`.
+   * @default undefined (handlers run inside the request)
+   */
+  queue?: DeliveryQueue;
+  /**
+   * A pino-style logger (`info/warn/error(fields, message)`): one structured line per refusal, handler
+   * failure and lease loss. With neither a logger nor an `onError` listener, errors go to `console.error`.
+   * @default undefined
+   */
+  logger?: ReceiverLogger;
   /**
    * Where deliveries are remembered across retries. Use `@hookline/redis` or `@hookline/postgres` when
    * more than one process receives.
@@ -42,6 +76,9 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
   /**
    * How long a completed delivery is remembered. Must outlive the service's retry schedule
    * (last attempt ~31 h 13 min after the first): below 32 h is refused unless `allowShortRetention`.
+   * A completion is kept longer when the body's timestamp needs it: until `timestamp + maxAgeMs` (plus a
+   * minute for clock drift), so a delivery timestamped in the future is remembered for as long as it
+   * stays fresh enough to be accepted.
    * @default 259_200_000 (72 h)
    */
   retentionMs?: number;
@@ -111,6 +148,10 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
 /** Options after defaults and checks. */
 export interface ResolvedOptions {
   secrets: readonly string[] | undefined;
+  /** Set when the static secret is missing: every delivery is answered with it. */
+  secretError: HooklineError | undefined;
+  queue: DeliveryQueue | undefined;
+  logger: ReceiverLogger | undefined;
   resolveSecret: SecretResolver | undefined;
   store: IdempotencyStore;
   maxBodyBytes: number;
@@ -153,7 +194,16 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
   if (options === null || typeof options !== 'object') throw configError('createReceiver: pass an options object with at least `secret`.');
   const { secret } = options;
   const resolveSecret = typeof secret === 'function' ? secret : undefined;
-  const secrets = resolveSecret === undefined ? normaliseSecrets(secret as SecretValue, 'createReceiver') : undefined;
+  let secrets: readonly string[] | undefined;
+  let secretError: HooklineError | undefined;
+  if (resolveSecret === undefined) {
+    try {
+      secrets = normaliseSecrets(secret as SecretValue, 'createReceiver');
+    } catch (error) {
+      // Deferred to the first delivery: loading the module must not need the runtime secret.
+      secretError = error as HooklineError;
+    }
+  }
   const retentionMs = positive('retentionMs', options.retentionMs ?? 72 * HOUR);
   if (retentionMs < MIN_RETENTION_MS && options.allowShortRetention !== true) {
     throw configError(
@@ -176,6 +226,9 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
   if (typeof namespace !== 'string') throw configError('createReceiver: namespace must be a string.');
   return {
     secrets,
+    secretError,
+    queue: options.queue,
+    logger: options.logger,
     resolveSecret,
     store: options.store ?? memoryStore(),
     maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes ?? 1_048_576),

@@ -522,10 +522,18 @@ describe('fetch', () => {
 });
 
 describe('createReceiver options', () => {
-  it('refuses an empty or missing secret with advice', () => {
-    expect(() => createReceiver({ secret: '' })).toThrow(/signingSecret/);
-    expect(() => createReceiver({ secret: undefined as unknown as string })).toThrow(/signingSecret/);
-    expect(() => createReceiver({ secret: ['ok', ''] })).toThrow(/signingSecret/);
+  it('builds without the secret (a build step has none) and answers every delivery 500 CONFIGURATION_ERROR with advice', async () => {
+    for (const secret of ['', undefined, ['ok', '']]) {
+      const errors: unknown[] = [];
+      const receiver = createReceiver({ secret }).onError((error) => errors.push(error));
+      const handler = vi.fn();
+      receiver.on('*', handler);
+      const answer = await receiver.handle(signed(envelope()));
+      expect(answer.status).toBe(500);
+      expect(json(answer).error).toMatchObject({ code: 'CONFIGURATION_ERROR', message: expect.stringMatching(/signingSecret/) });
+      expect(handler).not.toHaveBeenCalled();
+      expect(errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/signingSecret/) })]);
+    }
   });
 
   it('refuses a retention under 32 h unless forced', () => {

@@ -69,10 +69,11 @@ function nodeKey(crypto: NodeCrypto, secret: string): NodeKey {
 /** Index of the first secret whose HMAC matches, -1 if none (node:crypto, synchronous). */
 function matchNode(crypto: NodeCrypto, body: Uint8Array, signature: string, secrets: readonly string[]): number {
   // The shape check, folded into the decoding: node stops decoding hex at the first character that is
-  // not a hex digit, so 64 characters give 32 bytes only when all are; then lower case only. Measured
-  // here at ~40 ns, where a character loop or a regular expression over the 64 characters took ~300 ns.
+  // not a hex digit, but it reads only each character's low byte, so some non-ASCII characters decode
+  // as digits (a string of CJK characters can give 32 bytes). Encoding the bytes back and comparing
+  // accepts exactly 64 lower-case hex digits. ~0.1 µs, where a character loop took ~0.3 µs.
   const expected = Buffer.from(signature, 'hex');
-  if (expected.length !== 32 || signature !== signature.toLowerCase()) return -1;
+  if (expected.length !== 32 || expected.toString('hex') !== signature) return -1;
   let matched = -1;
   for (let i = 0; i < secrets.length; i++) {
     const digest = crypto

@@ -1,0 +1,84 @@
+import type { DeliveryContext } from './context';
+import type { DeliveryTrace } from './diagnostics';
+import type { Handler } from './dispatch';
+import type { Delivery } from './events';
+import type { HeadersInput } from './headers';
+import type { HandlerOutcome } from './in-flight';
+
+/** How one attempt ended. `in_progress` is a duplicate whose first copy still runs; `deadline` answered 503 while handlers go on. */
+export type AttemptOutcome =
+  | 'handled'
+  | 'duplicate'
+  | 'in_progress'
+  | 'unhandled'
+  | 'failed'
+  | 'permanent'
+  | 'deadline'
+  | 'queued'
+  | 'rejected';
+
+/**
+ * One delivery attempt, carried from step to step: what verify-and-admit learnt, the store key and
+ * lease token the claim used, the handlers' context, and how it ended. Made once per delivery, in one
+ * place, so every attempt has the same shape.
+ */
+export interface Attempt {
+  /** `receive`: a request the receiver verified; `work`: a queued delivery a worker runs (trusted, never re-verified). */
+  readonly mode: 'receive' | 'work';
+  readonly delivery: Delivery<string, unknown>;
+  /** The body's timestamp, in milliseconds since the epoch. */
+  readonly timestampMs: number;
+  /** When the receiver got the request, in milliseconds since the epoch. */
+  readonly receivedAt: number;
+  /** Index of the secret that verified the signature. */
+  readonly secretIndex: number;
+  /** The request's headers; the worker has none of its own, so it gets an empty record. */
+  readonly headers: HeadersInput;
+  /** The store key: namespace, the tenant's scope (per-tenant secrets) and the deliveryId. */
+  readonly key: string;
+  /** The lease token of this attempt's claim ('' until claimed). */
+  token: string;
+  /** The store's count of claims of this key, this one included (0 until claimed). */
+  claims: number;
+  handlers: readonly Handler<never>[];
+  context: DeliveryContext | undefined;
+  /** When the handlers started, for the `handled` hook's duration (0 when nobody listens). */
+  startedAt: number;
+  outcome: AttemptOutcome | undefined;
+  /** What a handler threw, for `failed` and `permanent`. */
+  error: unknown;
+  /** The handlers' final outcome when they outlive the deadline (the answer was 503 already). */
+  settled: Promise<HandlerOutcome> | undefined;
+  /** The diagnostics channel's context, when something subscribes. */
+  trace: DeliveryTrace | undefined;
+}
+
+export function newAttempt(fields: {
+  mode: Attempt['mode'];
+  delivery: Delivery<string, unknown>;
+  timestampMs: number;
+  receivedAt: number;
+  secretIndex: number;
+  headers: HeadersInput;
+  key: string;
+  trace: DeliveryTrace | undefined;
+}): Attempt {
+  return {
+    mode: fields.mode,
+    delivery: fields.delivery,
+    timestampMs: fields.timestampMs,
+    receivedAt: fields.receivedAt,
+    secretIndex: fields.secretIndex,
+    headers: fields.headers,
+    key: fields.key,
+    token: '',
+    claims: 0,
+    handlers: [],
+    context: undefined,
+    startedAt: 0,
+    outcome: undefined,
+    error: undefined,
+    settled: undefined,
+    trace: fields.trace,
+  };
+}

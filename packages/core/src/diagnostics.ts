@@ -1,0 +1,154 @@
+/**
+ * What the receiver publishes on `node:diagnostics_channel`, for tracers and APMs to subscribe to
+ * (`@hookline/otel` does). The core subscribes to nothing, and publishes only while something listens,
+ * so an application without a subscriber pays one property read per delivery. On runtimes without
+ * `node:diagnostics_channel` (some edge runtimes) nothing is published and everything else works.
+ */
+import type { Attempt } from './attempt';
+
+/** One trace per delivery: start, end (the synchronous part returned), error (a handler failed), asyncStart, asyncEnd (the answer is known). */
+export const DELIVERY_CHANNEL = 'hookline:delivery';
+/** One message per store operation: `{ operation, durationMs, deliveryId, error? }`. */
+export const STORE_CHANNEL = 'hookline:store';
+
+/** The outcome as tracing reports it. */
+export type TraceOutcome = 'handled' | 'duplicate' | 'unhandled' | 'failed' | 'queued' | 'rejected';
+
+/** The context object every event of one delivery's trace carries (the same object throughout). */
+export interface DeliveryTrace {
+  /** `receive`: an HTTP delivery; `work`: a queued delivery run by a worker. */
+  mode: 'receive' | 'work';
+  /** When the receiver got the request, in milliseconds since the epoch. */
+  receivedAt: number;
+  /** Set once the envelope is verified (absent for refusals before that). */
+  event?: string;
+  deliveryId?: string;
+  /** The body's timestamp, in milliseconds since the epoch. */
+  timestampMs?: number;
+  /** The store's count of claims (receive) or the job's try (work). */
+  attempt?: number;
+  outcome?: TraceOutcome;
+  /** The HTTP status answered (receive mode). */
+  status?: number;
+  /** A refusal's code (INVALID_SIGNATURE, PAYLOAD_TOO_LARGE, SERVICE_UNAVAILABLE…). */
+  code?: string;
+  /** The refusal's `details.issue` or `details.reason` ('mismatch', 'too_old', 'store_unavailable'…). */
+  reason?: string;
+  /** Outcome `failed` through PermanentFailure (answered 200, not retried). */
+  permanent?: boolean;
+  /** What a handler threw. */
+  error?: unknown;
+  /** Milliseconds each store operation took. */
+  storeMs: { claim?: number; complete?: number; release?: number; enqueue?: number };
+  /** W3C trace context: a subscriber may set it at `start` (receive) and the core carries it in a queued job; set from the job (work). */
+  traceparent?: string;
+  tracestate?: string;
+  /** A subscriber may set it at `start`: the handlers then run inside it (to make a span the active one). */
+  runInScope?: <T>(fn: () => T) => T;
+}
+
+/** One message on the store channel. */
+export interface StoreOperationMessage {
+  operation: 'claim' | 'complete' | 'release' | 'extend' | 'enqueue';
+  durationMs: number;
+  deliveryId: string;
+  error?: unknown;
+}
+
+interface Channel {
+  readonly hasSubscribers: boolean;
+  publish(message: unknown): void;
+}
+interface TracingChannel {
+  readonly hasSubscribers?: boolean;
+  readonly start: Channel;
+  readonly end: Channel;
+  readonly asyncStart: Channel;
+  readonly asyncEnd: Channel;
+  readonly error: Channel;
+}
+interface DiagnosticsChannelModule {
+  channel(name: string): Channel;
+  tracingChannel(name: string): TracingChannel;
+}
+
+// Loaded without a static import so the same bundle runs where the module does not exist.
+const channels = (() => {
+  try {
+    const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+    const dc = proc?.getBuiltinModule?.('node:diagnostics_channel') as DiagnosticsChannelModule | undefined;
+    if (dc === undefined || typeof dc.tracingChannel !== 'function') return undefined;
+    return { delivery: dc.tracingChannel(DELIVERY_CHANNEL), store: dc.channel(STORE_CHANNEL) };
+  } catch {
+    return undefined;
+  }
+})();
+
+/** Starts one delivery's trace when something subscribes; `undefined` (and nothing published) otherwise. */
+export function startTrace(mode: DeliveryTrace['mode'], receivedAt: number): DeliveryTrace | undefined {
+  const delivery = channels?.delivery;
+  if (delivery === undefined || !(delivery.hasSubscribers ?? delivery.start.hasSubscribers)) return undefined;
+  const trace: DeliveryTrace = { mode, receivedAt, storeMs: {} };
+  delivery.start.publish(trace);
+  return trace;
+}
+
+/** The synchronous part of the delivery returned. */
+export function traceReturned(trace: DeliveryTrace): void {
+  channels?.delivery.end.publish(trace);
+}
+
+const OUTCOMES: Record<NonNullable<Attempt['outcome']>, TraceOutcome> = {
+  handled: 'handled',
+  duplicate: 'duplicate',
+  in_progress: 'duplicate',
+  unhandled: 'unhandled',
+  failed: 'failed',
+  permanent: 'failed',
+  deadline: 'failed',
+  queued: 'queued',
+  rejected: 'rejected',
+};
+
+/** The delivery's answer is known: fills the outcome in and publishes error (a handler failed), asyncStart and asyncEnd. */
+export function traceSettled(trace: DeliveryTrace, attempt: Attempt | undefined, status: number | undefined): void {
+  const delivery = channels?.delivery;
+  if (delivery === undefined) return;
+  trace.outcome = attempt?.outcome === undefined ? 'rejected' : OUTCOMES[attempt.outcome];
+  if (status !== undefined) trace.status = status;
+  if (attempt?.outcome === 'permanent') trace.permanent = true;
+  if (attempt?.outcome === 'failed' || attempt?.outcome === 'permanent') {
+    trace.error = attempt.error;
+    delivery.error.publish(trace);
+  }
+  delivery.asyncStart.publish(trace);
+  delivery.asyncEnd.publish(trace);
+}
+
+/** A refusal's code and reason, for the trace. */
+export function traceRefusal(trace: DeliveryTrace, code: string, details: Record<string, unknown> | undefined): void {
+  trace.code = code;
+  const reason = details?.issue ?? details?.reason;
+  if (typeof reason === 'string') trace.reason = reason;
+}
+
+/** Whether store operations should be timed: a delivery trace or a store-channel subscriber wants the figure. */
+export function storeTimed(attempt: Attempt): boolean {
+  return attempt.trace !== undefined || channels?.store.hasSubscribers === true;
+}
+
+/** Publishes one store operation's timing (and records it on the delivery's trace). */
+export function traceStoreOperation(
+  attempt: Attempt,
+  operation: StoreOperationMessage['operation'],
+  durationMs: number,
+  error?: unknown,
+): void {
+  if (attempt.trace !== undefined && operation !== 'extend') attempt.trace.storeMs[operation] = durationMs;
+  const store = channels?.store;
+  if (store?.hasSubscribers === true) {
+    const message: StoreOperationMessage = { operation, durationMs, deliveryId: attempt.delivery.deliveryId };
+    if (error !== undefined) message.error = error;
+    store.publish(message);
+  }
+}

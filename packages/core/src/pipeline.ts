@@ -1,0 +1,169 @@
+/**
+ * One delivery from start to end, and the one place its lifetime begins and ends (where it is traced):
+ *
+ *   receive:  admit (steps/admit.ts) → claim (steps/claim.ts) → run handlers (steps/run-handlers.ts)
+ *             or, in answer-fast mode, enqueue (steps/enqueue.ts) → settle (steps/settle.ts) → answer
+ *   work:     a queued delivery, trusted as verified on receipt → claim → run handlers → settle
+ *
+ * Each step returns a value when everything it called answered synchronously and a promise only when
+ * something really waits (see awaitable.ts for why).
+ */
+import * as answers from './answers';
+import { type Attempt, newAttempt } from './attempt';
+import { type Awaitable, isPromiseLike } from './awaitable';
+import { type DeliveryTrace, startTrace, traceReturned, traceSettled } from './diagnostics';
+import type { QueuedDelivery } from './queue';
+import type { ReceiverInput } from './receiver';
+import { emit, hasListeners, type ReceiverState, reportError } from './receiver-state';
+import { admit } from './steps/admit';
+import { claim } from './steps/claim';
+import { enqueue } from './steps/enqueue';
+import { answerRefusal } from './steps/refuse';
+import { DEADLINE, type RunResult, runHandlers } from './steps/run-handlers';
+import { settle } from './steps/settle';
+import { StoreDataError, type ClaimResult } from './store';
+import { StoreTimeoutError } from './store-call';
+
+/** Serves one request: never rejects (a bug of ours is a 500, the service retries). */
+export function receive(state: ReceiverState, input: ReceiverInput): Promise<answers.ReceiverAnswer> {
+  const trace = startTrace('receive', state.config.now());
+  let attempt: Attempt | undefined;
+  let answer: Awaitable<answers.ReceiverAnswer>;
+  try {
+    const admitted = admit(state, input, trace);
+    if (isPromiseLike(admitted)) {
+      answer = admitted.then(
+        (value) => {
+          attempt = value;
+          return processAttempt(state, value);
+        },
+        (error: unknown) => answerRefusal(state, error, undefined, trace),
+      );
+    } else {
+      attempt = admitted;
+      answer = processAttempt(state, admitted);
+    }
+  } catch (error) {
+    // A refusal from admit, or a bug of ours in a later synchronous step.
+    if (attempt !== undefined) reportError(state, error, { phase: 'internal' });
+    answer = answerRefusal(state, error, attempt, trace);
+  }
+  if (trace !== undefined) traceReturned(trace);
+  if (!isPromiseLike(answer)) {
+    if (trace !== undefined) traceSettled(trace, attempt, answer.status);
+    return Promise.resolve(answer);
+  }
+  return answer.then(
+    (value) => {
+      if (trace !== undefined) traceSettled(trace, attempt, value.status);
+      return value;
+    },
+    (error: unknown) => {
+      reportError(state, error, { phase: 'internal' });
+      const value = answerRefusal(state, error, attempt, trace);
+      if (trace !== undefined) traceSettled(trace, attempt, value.status);
+      return value;
+    },
+  );
+}
+
+/** An adapter's refusal before the receiver saw the request (413 while streaming, 405, 408…), traced like any other. */
+export function answerEarly(state: ReceiverState, error: unknown): answers.ReceiverAnswer {
+  const trace = startTrace('receive', state.config.now());
+  const answer = answerRefusal(state, error, undefined, trace);
+  if (trace !== undefined) {
+    traceReturned(trace);
+    traceSettled(trace, undefined, answer.status);
+  }
+  return answer;
+}
+
+/** Admitted (or trusted): match the handlers, claim, then run (or enqueue) and settle. */
+export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
+  const { delivery } = attempt;
+  if (hasListeners(state, 'received')) emit(state, 'received', { delivery });
+  attempt.handlers = state.registry.match(delivery.event);
+  if (attempt.handlers.length === 0) {
+    // Nothing to remember: a later deploy that adds a handler should still get the retries.
+    attempt.outcome = 'unhandled';
+    if (hasListeners(state, 'unhandled')) emit(state, 'unhandled', { delivery });
+    return answers.unhandledAnswer();
+  }
+  let result: Awaitable<ClaimResult>;
+  try {
+    result = claim(state, attempt);
+  } catch (error) {
+    return storeFailed(state, attempt, error);
+  }
+  if (isPromiseLike(result)) {
+    return result.then(
+      (value) => claimed(state, attempt, value),
+      (error: unknown) => storeFailed(state, attempt, error),
+    );
+  }
+  return claimed(state, attempt, result);
+}
+
+function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Awaitable<answers.ReceiverAnswer> {
+  if (result.state === 'completed') {
+    attempt.outcome = 'duplicate';
+    if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'completed' });
+    return answers.duplicateAnswer();
+  }
+  if (result.state === 'in_progress') {
+    attempt.outcome = 'in_progress';
+    if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'in_progress' });
+    return answerRefusal(state, answers.inFlight(result.retryAfterMs), attempt, attempt.trace);
+  }
+  attempt.claims = result.attempt;
+  if (attempt.trace !== undefined) attempt.trace.attempt = result.attempt;
+  if (attempt.mode === 'receive' && state.config.queue !== undefined) return enqueue(state, attempt);
+  const outcome = runHandlers(state, attempt);
+  return isPromiseLike(outcome) ? outcome.then((value) => ran(state, attempt, value)) : ran(state, attempt, outcome);
+}
+
+function ran(state: ReceiverState, attempt: Attempt, outcome: RunResult): Awaitable<answers.ReceiverAnswer> {
+  if (outcome !== DEADLINE) return settle(state, attempt, outcome);
+  // The handlers go on; when they end the record is completed or released, so the service's next
+  // attempt gets a duplicate answer or runs them again.
+  attempt.context?.abort();
+  attempt.outcome = 'deadline';
+  void attempt.settled?.then((late) => settle(state, attempt, late));
+  return answerRefusal(state, answers.deadlinePassed(state.config.deadlineMs), attempt, attempt.trace);
+}
+
+/** The store failed (or timed out) before anything ran: fail closed, the service retries. */
+function storeFailed(state: ReceiverState, attempt: Attempt, error: unknown): answers.ReceiverAnswer {
+  reportError(state, error, { phase: 'store', delivery: attempt.delivery });
+  const refusal = StoreDataError.is(error)
+    ? answers.storeDataError(error)
+    : answers.storeUnavailable(error, error instanceof StoreTimeoutError ? 'store_timeout' : 'store_unavailable');
+  return answerRefusal(state, refusal, attempt, attempt.trace);
+}
+
+/**
+ * The trusted entry: runs claim → handlers → settle on a delivery that was verified on receipt (a
+ * queued job). Never reachable from HTTP: only `receiver.work()` calls it. Its keys live in their own
+ * namespace (`<namespace>work:`), apart from the receipts', so the receipt's completion does not make
+ * the job a duplicate. Resolves with the attempt, whose `outcome` says what happened.
+ */
+export async function runTrusted(state: ReceiverState, queued: QueuedDelivery, trace: DeliveryTrace | undefined): Promise<Attempt> {
+  const { delivery } = queued;
+  const attempt = newAttempt({
+    mode: 'work',
+    delivery,
+    timestampMs: Date.parse(delivery.timestamp),
+    receivedAt: queued.receivedAt,
+    secretIndex: queued.secretIndex,
+    headers: {},
+    key: `${state.config.namespace}work:${delivery.deliveryId}`,
+    trace,
+  });
+  if (trace !== undefined) {
+    trace.event = delivery.event;
+    trace.deliveryId = delivery.deliveryId;
+    trace.timestampMs = attempt.timestampMs;
+  }
+  await processAttempt(state, attempt);
+  return attempt;
+}

@@ -1,0 +1,73 @@
+/**
+ * Step 3, run the handlers: one after another, with the lease renewed by heartbeats while they run,
+ * the deadline after which the receiver answers 503 while they go on (receive mode only: a worker has
+ * no one waiting), and the maximum run time after which the lease is no longer renewed.
+ */
+import type { Attempt } from '../attempt';
+import { type Awaitable, isPromiseLike } from '../awaitable';
+import { DeliveryContext } from '../context';
+import { runHandlers as runInOrder } from '../dispatch';
+import { DEADLINE, type HandlerOutcome, watchHandlers } from '../in-flight';
+import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
+import { callStore } from '../store-call';
+
+export type RunResult = HandlerOutcome | typeof DEADLINE;
+
+export function runHandlers(state: ReceiverState, attempt: Attempt): Awaitable<RunResult> {
+  const context = new DeliveryContext(attempt.headers, attempt.receivedAt, attempt.claims, attempt.secretIndex);
+  attempt.context = context;
+  // Read only by the `handled` hook: no clock read per delivery when nobody listens.
+  if (hasListeners(state, 'handled')) attempt.startedAt = Date.now();
+  const run = () => runInOrder(attempt.handlers, attempt.delivery, context);
+  let running: Promise<void> | undefined;
+  try {
+    const scope = attempt.trace?.runInScope;
+    running = scope === undefined ? run() : scope(run);
+  } catch (error) {
+    return { error: error ?? new Error('a handler threw no reason') };
+  }
+  if (running === undefined) return undefined;
+
+  const { first, settled } = watchHandlers(running, {
+    deadlineMs: attempt.mode === 'receive' ? state.config.deadlineMs : Number.POSITIVE_INFINITY,
+    heartbeatMs: state.heartbeatMs,
+    heartbeat: () => renewLease(state, attempt),
+    maxRunMs: state.config.maxRunMs,
+    overrun: () => reportOverrun(state, attempt),
+  });
+  attempt.settled = settled;
+  return first;
+}
+
+function leaseLost(state: ReceiverState, attempt: Attempt, owned: boolean): void {
+  if (owned) return;
+  reportError(state, new Error(`hookline: lost the lease on ${attempt.delivery.deliveryId} while its handlers ran`), {
+    phase: 'store',
+    delivery: attempt.delivery,
+  });
+}
+
+function renewLease(state: ReceiverState, attempt: Attempt): void {
+  const { store, leaseMs, storeTimeoutMs } = state.config;
+  const report = (error: unknown) => reportError(state, error, { phase: 'store', delivery: attempt.delivery });
+  try {
+    const owned = callStore(attempt, 'extend', storeTimeoutMs, () => store.extend(attempt.key, attempt.token, leaseMs));
+    if (isPromiseLike(owned)) owned.then((value) => leaseLost(state, attempt, value), report);
+    else leaseLost(state, attempt, owned);
+  } catch (error) {
+    report(error);
+  }
+}
+
+/** The handlers passed maxRunMs: the lease is left to lapse, so the next attempt may run the delivery. */
+function reportOverrun(state: ReceiverState, attempt: Attempt): void {
+  const error = new Error(
+    `hookline: the handlers of ${attempt.delivery.deliveryId} ran past maxRunMs (${state.config.maxRunMs} ms); its lease is no longer renewed, so the next attempt may run it again`,
+  );
+  reportError(state, error, { phase: 'handler', delivery: attempt.delivery });
+  if (hasListeners(state, 'failed') && attempt.context !== undefined) {
+    emit(state, 'failed', { delivery: attempt.delivery, context: attempt.context, error, permanent: false });
+  }
+}
+
+export { DEADLINE };

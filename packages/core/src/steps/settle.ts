@@ -1,0 +1,80 @@
+/**
+ * Step 4, settle: record the handlers' outcome in the store (complete on success, release on failure
+ * so the next attempt runs them again), then fire the hooks and give the answer. A store error here
+ * goes to `onError`: the answer stays what the handlers earned.
+ */
+import * as answers from '../answers';
+import type { Attempt } from '../attempt';
+import { type Awaitable, isPromiseLike } from '../awaitable';
+import { PermanentFailure } from '../errors';
+import type { HandlerOutcome } from '../in-flight';
+import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
+import { callStore } from '../store-call';
+import { answerRefusal } from './refuse';
+
+/** Clock drift allowed between this process and the store when a completion must outlive the replay window. */
+const CLOCK_MARGIN_MS = 60_000;
+
+/**
+ * How long a completion is kept: the retention, or longer when the body's timestamp is recent enough
+ * (up to the future skew) that a replay would still pass the freshness check after the retention ran out.
+ */
+export function completionRetentionMs(state: ReceiverState, attempt: Attempt): number {
+  const { retentionMs, maxAgeMs, now } = state.config;
+  return Math.max(retentionMs, attempt.timestampMs + maxAgeMs - now() + CLOCK_MARGIN_MS);
+}
+
+export function settle(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcome): Awaitable<answers.ReceiverAnswer> {
+  const recorded = record(state, attempt, outcome);
+  if (recorded === undefined) return conclude(state, attempt, outcome);
+  return recorded.then(() => conclude(state, attempt, outcome));
+}
+
+/** Completes or releases the record; synchronous when the store answers at once. */
+export function record(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcome): void | Promise<void> {
+  const { store, storeTimeoutMs } = state.config;
+  const { key, token } = attempt;
+  const report = (error: unknown) => reportError(state, error, { phase: 'store', delivery: attempt.delivery });
+  let owned: Awaitable<boolean>;
+  try {
+    owned =
+      outcome === undefined
+        ? callStore(attempt, 'complete', storeTimeoutMs, () => store.complete(key, token, completionRetentionMs(state, attempt)))
+        : callStore(attempt, 'release', storeTimeoutMs, () => store.release(key, token));
+  } catch (error) {
+    report(error);
+    return;
+  }
+  if (!isPromiseLike(owned)) return checkOwned(state, attempt, owned);
+  return owned.then((value) => checkOwned(state, attempt, value), report);
+}
+
+function checkOwned(state: ReceiverState, attempt: Attempt, owned: boolean): void {
+  if (owned) return;
+  reportError(
+    state,
+    new Error(
+      `hookline: the lease on ${attempt.delivery.deliveryId} was lost before the handlers finished (another attempt may have run them)`,
+    ),
+    { phase: 'store', delivery: attempt.delivery },
+  );
+}
+
+function conclude(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcome): answers.ReceiverAnswer {
+  const { delivery } = attempt;
+  const context = attempt.context as NonNullable<Attempt['context']>;
+  if (outcome === undefined) {
+    attempt.outcome = 'handled';
+    if (hasListeners(state, 'handled')) emit(state, 'handled', { delivery, context, durationMs: Date.now() - attempt.startedAt });
+    return answers.handledAnswer();
+  }
+  const { error } = outcome;
+  const permanent = PermanentFailure.is(error);
+  attempt.outcome = permanent ? 'permanent' : 'failed';
+  attempt.error = error;
+  if (!permanent) reportError(state, error, { phase: 'handler', delivery });
+  if (hasListeners(state, 'failed')) emit(state, 'failed', { delivery, context, error, permanent });
+  return permanent
+    ? answers.permanentFailureAnswer()
+    : answerRefusal(state, answers.handlerFailed(delivery.event, error), attempt, attempt.trace);
+}
