@@ -1,9 +1,10 @@
 // Packs every publishable package (packages/*) with `pnpm pack`, the way `changeset publish` will:
 // `workspace:^` ranges become real versions and `files` decides what ships. Shared by
-// scripts/check-packages.mjs (publint + attw) and test/packaging (install the tarballs and run them).
+// scripts/check-packages.mjs (publint + attw) and test/packaging (install the tarballs and run them);
+// run directly (`pnpm pack:all`), it packs everything into one folder for installing elsewhere.
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
@@ -66,4 +67,34 @@ export async function packPackage(pkg, destination) {
 /** Packs every package concurrently; resolves to the packages with their `tarball` paths. */
 export async function packAll(destination, packages = listPackages()) {
   return Promise.all(packages.map(async (pkg) => ({ ...pkg, tarball: await packPackage(pkg, destination) })));
+}
+
+/**
+ * `pnpm pack:all [folder]`: packs every package into one folder (default `packed/`) and prints the
+ * `npm install` line that installs them into another project, for trying hookline from a clone before
+ * (or instead of) a release. The adapters, stores and tools depend on @hookline/core at this exact
+ * version, so core's tarball goes into the same `npm install` as the others.
+ */
+async function main() {
+  const destination = resolve(process.argv[2] ?? join(ROOT, 'packed'));
+  const packages = listPackages();
+  const unbuilt = packages.filter((pkg) => missingBuildFiles(pkg).length > 0);
+  if (unbuilt.length > 0) {
+    console.error(`Not built: ${unbuilt.map((pkg) => pkg.name).join(', ')}. Run \`pnpm build\` first (\`pnpm pack:all\` does).`);
+    process.exit(1);
+  }
+  mkdirSync(destination, { recursive: true });
+  const packed = await packAll(destination, packages);
+  console.log(`Packed ${packed.length} packages into ${destination}:`);
+  for (const pkg of packed) console.log(`  ${pkg.name.padEnd(20)} ${basename(pkg.tarball)}`);
+  const tarball = (name) => packed.find((pkg) => pkg.name === name)?.tarball;
+  console.log('\nInstall @hookline/core together with the packages you use, in one command (they depend on it), e.g.:');
+  console.log(`  npm install ${[tarball('@hookline/core'), tarball('@hookline/express')].filter(Boolean).join(' ')}`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
 }
