@@ -205,8 +205,8 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
   });
 
   /** What an operation settled with: its error, or its answer as JSON. */
-  const refusal = (promise: Promise<unknown>) =>
-    promise.then(
+  const refusal = (operation: unknown) =>
+    Promise.resolve(operation).then(
       (value) => JSON.stringify(value),
       (error: unknown) => error,
     );

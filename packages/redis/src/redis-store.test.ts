@@ -135,7 +135,7 @@ describe.skipIf(!server.reachable)('redisStore', () => {
         const store = redisStore({ client, prefix });
         const id = `lone:wdl_${randomUUID()}`;
         for (const odd of [`${id}\ud800`, `${id}\udfff`, `x\udc00y:${id}`]) {
-          const refused = await store.claim(odd, randomUUID(), 60_000).then(String, (error: unknown) => error);
+          const refused = await Promise.resolve(store.claim(odd, randomUUID(), 60_000)).then(String, (error: unknown) => error);
           expect(StoreDataError.is(refused), String(refused)).toBe(true);
           for (const operation of [store.complete(odd, 't', 60_000), store.release(odd, 't'), store.extend(odd, 't', 60_000)]) {
             await expect(operation).rejects.toThrow(/not well-formed Unicode/);
