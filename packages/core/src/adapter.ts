@@ -6,7 +6,15 @@
 
 // Bodies and the node:http bridge
 export { readRequestBody, checkDeclaredLength } from './body';
-export { readNodeBody, writeNodeAnswer, type NodeRequest, type NodeHandlerOptions } from './node-handler';
+export {
+  readNodeBody,
+  writeNodeAnswer,
+  lingerAfterAnswer,
+  type NodeRequest,
+  type NodeHandlerOptions,
+  type NodeBodyOptions,
+  type LingerOptions,
+} from './node-handler';
 
 // Answers and refusals
 export {

@@ -1,4 +1,4 @@
-import { bodyAlreadyParsed, payloadTooLarge } from './answers';
+import { bodyAlreadyParsed, payloadTooLarge, requestTimeout } from './answers';
 
 /** Concatenates chunks; one chunk is returned as is. */
 export function concatChunks(chunks: readonly Uint8Array[], total: number): Uint8Array {
@@ -23,38 +23,109 @@ export function checkDeclaredLength(contentLength: string | null | undefined, li
   return Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined;
 }
 
+/** Whether a body-read time limit is set (a positive, finite number of milliseconds). */
+export const hasTimeLimit = (timeoutMs: number | undefined): timeoutMs is number =>
+  timeoutMs !== undefined && timeoutMs > 0 && Number.isFinite(timeoutMs);
+
+// Body-read deadlines on Node: one clock for every read in the process, as node's own requestTimeout
+// check does, rather than a timer per request (a setTimeout + clearTimeout costs more than the rest of
+// the read of a small body). A read registers its expiry in `deadlines`; an interval, running only
+// while some read is pending, fails the late ones. A read ends at most DEADLINE_TICK_MS after its limit.
+const DEADLINE_TICK_MS = 50;
+const deadlines = new Map<() => void, number>();
+let sweeper: ReturnType<typeof setInterval> | undefined;
+/** The sweeper's clock: Date.now() at its last tick (or when it started). */
+let clock = 0;
+
+function sweep(): void {
+  clock = Date.now();
+  for (const [expire, at] of deadlines) {
+    if (at > clock) continue;
+    deadlines.delete(expire);
+    expire();
+  }
+  if (deadlines.size === 0) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+}
+
+/**
+ * Calls `expire` once `timeoutMs` have passed (to at most one tick, 50 ms, later), unless
+ * `clearDeadline(expire)` came first. For reads on Node; the Web path uses a timer of its own.
+ */
+export function setDeadline(timeoutMs: number, expire: () => void): void {
+  if (sweeper === undefined) {
+    clock = Date.now();
+    sweeper = setInterval(sweep, DEADLINE_TICK_MS);
+    // Never keeps the process alive by itself.
+    (sweeper as { unref?: () => void }).unref?.();
+  }
+  // `clock` may be a tick old: one tick more never ends a read before its limit.
+  deadlines.set(expire, clock + timeoutMs + DEADLINE_TICK_MS);
+}
+
+/** Forgets a deadline set with `setDeadline` (no-op when it already fired). */
+export function clearDeadline(expire: () => void): void {
+  deadlines.delete(expire);
+}
+
+/** A timer for one read on the Web path: `expired` rejects with 408 once `timeoutMs` have passed. */
+function webDeadline(timeoutMs: number): { expired: Promise<never>; clear(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(requestTimeout(timeoutMs)), timeoutMs);
+  });
+  expired.catch(() => {}); // read or not, never an unhandled rejection
+  return { expired, clear: () => clearTimeout(timer) };
+}
+
 /**
  * Reads a Web `Request`'s body as bytes, stopping (and cancelling the stream) as soon as it passes
  * `limit`, so an oversized body is never buffered whole. Never decodes text: `text()` would strip a
- * BOM and change the bytes the signature covers.
+ * BOM and change the bytes the signature covers. With `timeoutMs`, a body not read whole within that
+ * many milliseconds is refused with 408 REQUEST_TIMEOUT (`receiver.bodyTimeoutMs`).
  *
  * @example
- * const body = await readRequestBody(request, receiver.maxBodyBytes); // throws PAYLOAD_TOO_LARGE past the limit
+ * const body = await readRequestBody(request, receiver.maxBodyBytes, receiver.bodyTimeoutMs); // 413 past the limit, 408 past the time
  */
-export async function readRequestBody(request: Request, limit: number): Promise<Uint8Array> {
+export async function readRequestBody(request: Request, limit: number, timeoutMs?: number): Promise<Uint8Array> {
   if (request.bodyUsed) {
-    throw bodyAlreadyParsed(
-      'Something read the Request body before hookline did; hand hookline the untouched request (or request.clone()).',
-    );
+    throw bodyAlreadyParsed('Hand hookline the untouched Request, or request.clone() if something else must read the body first.');
   }
-  // A declared length within the limit bounds the body (HTTP frames it by that length; receiver.handle
-  // checks the bytes again): the runtime's own arrayBuffer() is then far cheaper than a reader loop.
-  if (checkDeclaredLength(request.headers.get('content-length'), limit) !== undefined) {
-    return new Uint8Array(await request.arrayBuffer());
-  }
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => {});
-      throw payloadTooLarge(limit);
+  const deadline = hasTimeLimit(timeoutMs) ? webDeadline(timeoutMs) : undefined;
+  try {
+    // A declared length within the limit bounds the body (HTTP frames it by that length; receiver.handle
+    // checks the bytes again): the runtime's own arrayBuffer() is then far cheaper than a reader loop.
+    if (checkDeclaredLength(request.headers.get('content-length'), limit) !== undefined) {
+      const read = request.arrayBuffer();
+      if (deadline === undefined) return new Uint8Array(await read);
+      read.catch(() => {}); // a read given up on may fail later, once the connection closes
+      return new Uint8Array(await Promise.race([read, deadline.expired]));
     }
-    chunks.push(value);
+    if (request.body === null) return new Uint8Array(0);
+    const reader = request.body.getReader();
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for (;;) {
+      let result: ReadableStreamReadResult<Uint8Array>;
+      try {
+        result = await (deadline === undefined ? reader.read() : Promise.race([reader.read(), deadline.expired]));
+      } catch (error) {
+        await reader.cancel().catch(() => {});
+        throw error;
+      }
+      const { done, value } = result;
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) {
+        await reader.cancel().catch(() => {});
+        throw payloadTooLarge(limit);
+      }
+      chunks.push(value);
+    }
+    return concatChunks(chunks, total);
+  } finally {
+    deadline?.clear();
   }
-  return concatChunks(chunks, total);
 }

@@ -85,10 +85,11 @@ const channels = (() => {
 })();
 
 /** Starts one delivery's trace when something subscribes; `undefined` (and nothing published) otherwise. */
-export function startTrace(mode: DeliveryTrace['mode'], receivedAt: number): DeliveryTrace | undefined {
+export function startTrace(mode: DeliveryTrace['mode'], receivedAt: () => number): DeliveryTrace | undefined {
   const delivery = channels?.delivery;
-  if (delivery === undefined || !(delivery.hasSubscribers ?? delivery.start.hasSubscribers)) return undefined;
-  const trace: DeliveryTrace = { mode, receivedAt, storeMs: {} };
+  // `start` alone: every tracer subscribes to it (and a TracingChannel's own getter reads all five).
+  if (delivery === undefined || !delivery.start.hasSubscribers) return undefined;
+  const trace: DeliveryTrace = { mode, receivedAt: receivedAt(), storeMs: {} };
   delivery.start.publish(trace);
   return trace;
 }

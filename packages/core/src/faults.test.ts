@@ -146,7 +146,7 @@ describe('tenants', () => {
       const receiver = createReceiver({ secret: resolver, store });
       const ran: string[] = [];
       receiver.on('*', (delivery) => {
-        ran.push(String(delivery.data.tenant));
+        ran.push(String((delivery.data as { tenant?: string }).tenant));
       });
       const id = 'wdl_shared_0001';
       const attack = envelope({ deliveryId: id, data: { tenant: 'evil' } });

@@ -7,7 +7,7 @@ export type { ReceiverOptions, SecretValue, SecretResolver, SecretRequest } from
 export type { Handler } from './dispatch';
 export type { HandlerContext } from './context';
 export type { ReceiverHooks, ErrorListener, ErrorInfo, AnyDelivery } from './hooks';
-export { createNodeHandler, type NodeHandlerOptions, type NodeRequest } from './node-handler';
+export { createNodeHandler, type NodeHandlerOptions, type NodeRequest, type LingerOptions } from './node-handler';
 
 // Answers and errors
 export type { ReceiverAnswer } from './answers';

@@ -26,7 +26,7 @@ import { StoreTimeoutError } from './store-call';
 
 /** Serves one request: never rejects (a bug of ours is a 500, the service retries). */
 export function receive(state: ReceiverState, input: ReceiverInput): Promise<answers.ReceiverAnswer> {
-  const trace = startTrace('receive', state.config.now());
+  const trace = startTrace('receive', state.config.now);
   let attempt: Attempt | undefined;
   let answer: Awaitable<answers.ReceiverAnswer>;
   try {
@@ -69,7 +69,7 @@ export function receive(state: ReceiverState, input: ReceiverInput): Promise<ans
 
 /** An adapter's refusal before the receiver saw the request (413 while streaming, 405, 408…), traced like any other. */
 export function answerEarly(state: ReceiverState, error: unknown): answers.ReceiverAnswer {
-  const trace = startTrace('receive', state.config.now());
+  const trace = startTrace('receive', state.config.now);
   const answer = answerRefusal(state, error, undefined, trace);
   if (trace !== undefined) {
     traceReturned(trace);

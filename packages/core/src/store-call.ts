@@ -1,6 +1,6 @@
 import type { Attempt } from './attempt';
 import { type Awaitable, isPromiseLike } from './awaitable';
-import { storeTimed, traceStoreOperation, type StoreOperationMessage } from './diagnostics';
+import { type StoreOperationMessage, storeTimed, traceStoreOperation } from './diagnostics';
 
 /** A store call that did not answer within `storeTimeoutMs`. */
 export class StoreTimeoutError extends Error {
@@ -13,58 +13,72 @@ export class StoreTimeoutError extends Error {
   }
 }
 
-const now = (): number => performance.now();
+/** When a store call starts: a clock reading when a tracer wants the figure, -1 (no clock read) otherwise. */
+export function storeCallStart(attempt: Attempt): number {
+  return storeTimed(attempt) ? performance.now() : -1;
+}
 
 /**
- * Runs one store operation with the receiver's time limit, and times it when a tracer listens. A store
- * that answers synchronously (the memory store) cannot hang and pays nothing; a promise gets one timer.
- * `onLate` sees the value of a call that answered after its time limit (a claim that was acquired after
- * all must be released, so the next attempt need not wait out the lease).
+ * Bounds and times one store call whose answer is `result` (the caller makes the call itself, so the
+ * synchronous path allocates nothing). A store that answered synchronously (the memory store) cannot
+ * hang and pays nothing; a promise gets one timer of `timeoutMs`. `onLate` sees the value of a call that
+ * answered after its time limit (a claim acquired after all must be released, so the next attempt
+ * need not wait out the lease).
  */
-export function callStore<T>(
+export function boundStoreCall<T>(
   attempt: Attempt,
   operation: StoreOperationMessage['operation'],
+  startedAt: number,
   timeoutMs: number,
-  call: () => Awaitable<T>,
+  result: Awaitable<T>,
   onLate?: (value: T) => void,
 ): Awaitable<T> {
-  const startedAt = storeTimed(attempt) ? now() : -1;
-  let result: Awaitable<T>;
-  try {
-    result = call();
-  } catch (error) {
-    if (startedAt >= 0) traceStoreOperation(attempt, operation, now() - startedAt, error);
-    throw error;
-  }
   if (!isPromiseLike(result)) {
-    if (startedAt >= 0) traceStoreOperation(attempt, operation, now() - startedAt);
+    if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt);
     return result;
   }
-  const pending = result;
   return new Promise<T>((resolve, reject) => {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       const error = new StoreTimeoutError(operation, timeoutMs);
-      if (startedAt >= 0) traceStoreOperation(attempt, operation, now() - startedAt, error);
+      if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt, error);
       reject(error);
     }, timeoutMs);
-    pending.then(
+    result.then(
       (value) => {
         if (timedOut) {
           onLate?.(value);
           return;
         }
         clearTimeout(timer);
-        if (startedAt >= 0) traceStoreOperation(attempt, operation, now() - startedAt);
+        if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt);
         resolve(value);
       },
       (error: unknown) => {
         if (timedOut) return;
         clearTimeout(timer);
-        if (startedAt >= 0) traceStoreOperation(attempt, operation, now() - startedAt, error);
+        if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt, error);
         reject(error);
       },
     );
   });
+}
+
+/** `boundStoreCall` for a call that may also throw synchronously (the throw is traced, then rethrown). */
+export function callStore<T>(
+  attempt: Attempt,
+  operation: StoreOperationMessage['operation'],
+  timeoutMs: number,
+  call: () => Awaitable<T>,
+): Awaitable<T> {
+  const startedAt = storeCallStart(attempt);
+  let result: Awaitable<T>;
+  try {
+    result = call();
+  } catch (error) {
+    if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt, error);
+    throw error;
+  }
+  return boundStoreCall(attempt, operation, startedAt, timeoutMs, result);
 }

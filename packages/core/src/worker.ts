@@ -39,7 +39,7 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
   const corrupt = checkQueuedDelivery(job.payload);
   if (corrupt !== undefined) return { status: 'dead', reason: `corrupt job: ${corrupt}` };
   const queued = job.payload as QueuedDelivery;
-  const trace = startTrace('work', queued.receivedAt);
+  const trace = startTrace('work', () => queued.receivedAt);
   if (trace !== undefined) {
     trace.attempt = job.attempt;
     if (queued.traceparent !== undefined) trace.traceparent = queued.traceparent;

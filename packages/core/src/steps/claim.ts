@@ -5,32 +5,41 @@
  * is a store error: running handlers on a state we do not understand could run them twice.
  */
 import type { Attempt } from '../attempt';
-import { type Awaitable, mapAwaitable } from '../awaitable';
-import { nextToken, reportError, type ReceiverState } from '../receiver-state';
+import { type Awaitable, isPromiseLike } from '../awaitable';
+import { nextToken, type ReceiverState, reportError } from '../receiver-state';
 import type { ClaimResult } from '../store';
-import { callStore } from '../store-call';
+import { boundStoreCall, storeCallStart } from '../store-call';
 
 export function claim(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResult> {
   const { store, leaseMs, storeTimeoutMs } = state.config;
-  const { key } = attempt;
-  const token = nextToken(state);
-  attempt.token = token;
-  const releaseLate = (late: ClaimResult) => {
-    if (late?.state !== 'acquired') return;
-    Promise.resolve()
-      .then(() => store.release(key, token))
-      .then(undefined, (error: unknown) => reportError(state, error, { phase: 'store', delivery: attempt.delivery }));
-  };
-  return mapAwaitable(
-    callStore(attempt, 'claim', storeTimeoutMs, () => store.claim(key, token, leaseMs), releaseLate),
-    checkClaim,
-  );
+  attempt.token = nextToken(state);
+  const startedAt = storeCallStart(attempt);
+  const result = store.claim(attempt.key, attempt.token, leaseMs);
+  if (!isPromiseLike(result) && startedAt < 0) return checkClaim(result);
+  const bounded = boundStoreCall(attempt, 'claim', startedAt, storeTimeoutMs, result, (late) => releaseLate(state, attempt, late));
+  return isPromiseLike(bounded) ? bounded.then(checkClaim) : checkClaim(bounded);
+}
+
+/** A claim that answered after its time limit: give an acquired lease back, nothing runs under it. */
+function releaseLate(state: ReceiverState, attempt: Attempt, late: ClaimResult): void {
+  if (late?.state !== 'acquired') return;
+  Promise.resolve()
+    .then(() => state.config.store.release(attempt.key, attempt.token))
+    .then(undefined, (error: unknown) => reportError(state, error, { phase: 'store', delivery: attempt.delivery }));
 }
 
 function checkClaim(result: ClaimResult): ClaimResult {
   const state = (result as { state?: unknown } | null)?.state;
   if (state === 'acquired' || state === 'in_progress' || state === 'completed') return result;
   throw new Error(
-    `hookline: the store's claim answered ${JSON.stringify(result)}; a store must answer { state: 'acquired' | 'in_progress' | 'completed' } (see the store conformance suite in @hookline/testing)`,
+    `hookline: the store's claim answered ${describe(result)}; a store must answer { state: 'acquired' | 'in_progress' | 'completed' } (see the store conformance suite in @hookline/testing)`,
   );
+}
+
+function describe(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }

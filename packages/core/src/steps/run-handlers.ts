@@ -18,11 +18,13 @@ export function runHandlers(state: ReceiverState, attempt: Attempt): Awaitable<R
   attempt.context = context;
   // Read only by the `handled` hook: no clock read per delivery when nobody listens.
   if (hasListeners(state, 'handled')) attempt.startedAt = Date.now();
-  const run = () => runInOrder(attempt.handlers, attempt.delivery, context);
+  const scope = attempt.trace?.runInScope;
   let running: Promise<void> | undefined;
   try {
-    const scope = attempt.trace?.runInScope;
-    running = scope === undefined ? run() : scope(run);
+    running =
+      scope === undefined
+        ? runInOrder(attempt.handlers, attempt.delivery, context)
+        : scope(() => runInOrder(attempt.handlers, attempt.delivery, context));
   } catch (error) {
     return { error: error ?? new Error('a handler threw no reason') };
   }

@@ -9,7 +9,7 @@ import { type Awaitable, isPromiseLike } from '../awaitable';
 import { PermanentFailure } from '../errors';
 import type { HandlerOutcome } from '../in-flight';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
-import { callStore } from '../store-call';
+import { boundStoreCall, storeCallStart } from '../store-call';
 import { answerRefusal } from './refuse';
 
 /** Clock drift allowed between this process and the store when a completion must outlive the replay window. */
@@ -17,11 +17,13 @@ const CLOCK_MARGIN_MS = 60_000;
 
 /**
  * How long a completion is kept: the retention, or longer when the body's timestamp is recent enough
- * (up to the future skew) that a replay would still pass the freshness check after the retention ran out.
+ * (up to the future skew) that a replay would still pass the freshness check after the retention ran
+ * out. Measured from the receipt, not from now: the store counts from a later instant, so the record
+ * only lives longer, and no clock is read.
  */
 export function completionRetentionMs(state: ReceiverState, attempt: Attempt): number {
-  const { retentionMs, maxAgeMs, now } = state.config;
-  return Math.max(retentionMs, attempt.timestampMs + maxAgeMs - now() + CLOCK_MARGIN_MS);
+  const { retentionMs, maxAgeMs } = state.config;
+  return Math.max(retentionMs, attempt.timestampMs + maxAgeMs - attempt.receivedAt + CLOCK_MARGIN_MS);
 }
 
 export function settle(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcome): Awaitable<answers.ReceiverAnswer> {
@@ -33,20 +35,24 @@ export function settle(state: ReceiverState, attempt: Attempt, outcome: HandlerO
 /** Completes or releases the record; synchronous when the store answers at once. */
 export function record(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcome): void | Promise<void> {
   const { store, storeTimeoutMs } = state.config;
-  const { key, token } = attempt;
-  const report = (error: unknown) => reportError(state, error, { phase: 'store', delivery: attempt.delivery });
+  const operation = outcome === undefined ? 'complete' : 'release';
+  const startedAt = storeCallStart(attempt);
   let owned: Awaitable<boolean>;
   try {
     owned =
       outcome === undefined
-        ? callStore(attempt, 'complete', storeTimeoutMs, () => store.complete(key, token, completionRetentionMs(state, attempt)))
-        : callStore(attempt, 'release', storeTimeoutMs, () => store.release(key, token));
+        ? store.complete(attempt.key, attempt.token, completionRetentionMs(state, attempt))
+        : store.release(attempt.key, attempt.token);
+    owned = boundStoreCall(attempt, operation, startedAt, storeTimeoutMs, owned);
   } catch (error) {
-    report(error);
+    reportError(state, error, { phase: 'store', delivery: attempt.delivery });
     return;
   }
   if (!isPromiseLike(owned)) return checkOwned(state, attempt, owned);
-  return owned.then((value) => checkOwned(state, attempt, value), report);
+  return owned.then(
+    (value) => checkOwned(state, attempt, value),
+    (error: unknown) => reportError(state, error, { phase: 'store', delivery: attempt.delivery }),
+  );
 }
 
 function checkOwned(state: ReceiverState, attempt: Attempt, owned: boolean): void {
