@@ -36,6 +36,7 @@ const CORE_ADAPTER_EXPORTS = [
   'checkDeclaredLength',
   'errorAnswer',
   'isPromiseLike',
+  'lingerAfterAnswer',
   'methodNotAllowed',
   'notFound',
   'parseEnvelope',
@@ -51,8 +52,13 @@ const EXPRESS_EXPORTS = ['webhookHandler'];
 const HONO_EXPORTS = ['webhookHandler'];
 const NEXT_EXPORTS = ['pagesApiConfig', 'webhookApiRoute', 'webhookRoute'];
 const FASTIFY_EXPORTS = ['hooklinePlugin'];
+const KOA_EXPORTS = ['webhookMiddleware'];
+const H3_EXPORTS = ['webhookHandler'];
+const NESTJS_EXPORTS = ['HOOKLINE_RECEIVER', 'HooklineModule', 'OnDelivery'];
 const REDIS_EXPORTS = ['redisStore'];
 const POSTGRES_EXPORTS = ['DEFAULT_TABLE', 'SCHEMA_SQL', 'postgresStore', 'schemaSql'];
+const BULLMQ_EXPORTS = ['bullmqQueue', 'deliveryIdOf', 'jobIdFor'];
+const PG_BOSS_EXPORTS = ['DELIVERY_NAMESPACE', 'jobIdFor', 'pgBossQueue', 'uuidV5'];
 const TESTING_EXPORTS = [
   'FIXTURE_SECRET',
   'HEADER_NAMES',
@@ -105,6 +111,7 @@ const TESTING_KIT_EXPORTS = [
   'toBytes',
 ];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
+const OTEL_EXPORTS = ['HooklineInstrumentation'];
 
 /** Every entry point users import, with its pinned list. */
 const PINNED: Record<string, readonly string[]> = {
@@ -114,11 +121,17 @@ const PINNED: Record<string, readonly string[]> = {
   '@hookline/hono': HONO_EXPORTS,
   '@hookline/next': NEXT_EXPORTS,
   '@hookline/fastify': FASTIFY_EXPORTS,
+  '@hookline/koa': KOA_EXPORTS,
+  '@hookline/h3': H3_EXPORTS,
+  '@hookline/nestjs': NESTJS_EXPORTS,
   '@hookline/redis': REDIS_EXPORTS,
   '@hookline/postgres': POSTGRES_EXPORTS,
+  '@hookline/bullmq': BULLMQ_EXPORTS,
+  '@hookline/pg-boss': PG_BOSS_EXPORTS,
   '@hookline/testing': TESTING_EXPORTS,
   '@hookline/testing/kit': TESTING_KIT_EXPORTS,
   '@hookline/cli': CLI_EXPORTS,
+  '@hookline/otel': OTEL_EXPORTS,
 };
 
 const packages = listPackages();

@@ -1,0 +1,201 @@
+import { randomUUID } from 'node:crypto';
+import type { JobResult, QueuedDelivery, QueueJob } from '@hookline/core/adapter';
+import { createDelivery, requireServer } from '@hookline/testing';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { bullmqQueue } from './bullmq-queue';
+import { deliveryIdOf, jobIdFor } from './job-id';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const server = await requireServer('Redis', REDIS_URL);
+const { hostname, port } = new URL(REDIS_URL);
+const connection = { host: hostname, port: Number(port || 6379), maxRetriesPerRequest: null };
+// Every queue of this run has its own name; afterAll obliterates them.
+const run = `hookline-test-${randomUUID().slice(0, 8)}`;
+const opened: ReturnType<typeof bullmqQueue>[] = [];
+
+function open(suffix: string, extra: Partial<Parameters<typeof bullmqQueue>[0]> = {}) {
+  const queue = bullmqQueue({
+    connection,
+    name: `${run}-${suffix}`,
+    attempts: 3,
+    backoff: { type: 'fixed', delayMs: 10 },
+    worker: { drainDelay: 1 },
+    onError: () => {},
+    ...extra,
+  });
+  opened.push(queue);
+  return queue;
+}
+
+function queued(deliveryId?: string, extra: Partial<QueuedDelivery> = {}): QueuedDelivery {
+  const delivery = createDelivery('message.delivered', { messageId: 'msg_é✓' }, deliveryId === undefined ? {} : { deliveryId });
+  return { delivery, receivedAt: Date.now(), secretIndex: 0, ...extra };
+}
+
+afterAll(async () => {
+  for (const queue of opened) {
+    await queue.queue.obliterate({ force: true }).catch(() => {});
+    await queue.close().catch(() => {});
+  }
+});
+
+describe('job ids', () => {
+  it('never contain ":" nor are all digits, and give the deliveryId back', () => {
+    for (const id of ['wdl_abc', 'wdl_1:2:3', '12345', '', 'wdl_é✓/+=']) {
+      const jobId = jobIdFor(id);
+      expect(jobId).not.toContain(':');
+      expect(jobId).not.toMatch(/^\d+$/);
+      expect(deliveryIdOf(jobId)).toBe(id);
+    }
+    expect(deliveryIdOf('42')).toBeUndefined();
+    expect(deliveryIdOf(undefined)).toBeUndefined();
+  });
+});
+
+describe.skipIf(!server.reachable)('bullmqQueue', () => {
+  it('enqueues once per deliveryId, keeps the payload and trace context, and hands it to a worker', async () => {
+    const queue = open('basic');
+    const job = queued('wdl_10:20', { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=x' });
+    expect(await queue.enqueue(job)).toEqual({ duplicate: false });
+    expect(await queue.enqueue({ ...job, receivedAt: job.receivedAt + 5 })).toEqual({ duplicate: true });
+    expect(await queue.enqueue(queued('123456'))).toEqual({ duplicate: false });
+    expect(await queue.queue.getJobCounts('wait')).toEqual({ wait: 2 });
+
+    const seen: QueueJob[] = [];
+    const worker = queue.work(
+      async (got) => {
+        seen.push(got);
+        return { status: 'done' };
+      },
+      { concurrency: 2 },
+    );
+    await vi.waitFor(() => expect(seen).toHaveLength(2), { timeout: 10_000 });
+    await worker.close();
+    const first = seen.find((got) => (got.payload as QueuedDelivery).delivery.deliveryId === 'wdl_10:20');
+    expect(first).toEqual({ payload: JSON.parse(JSON.stringify(job)), attempt: 1, maxAttempts: 3 });
+    // Completed jobs are kept, so the deliveryId is still a duplicate after the work is done.
+    expect(await queue.enqueue(job)).toEqual({ duplicate: true });
+    expect(await queue.deadLetters()).toEqual([]);
+  });
+
+  it('retries a rejected job with its attempt count, then dead-letters it with the last error', async () => {
+    const queue = open('retry');
+    const job = queued();
+    await queue.enqueue(job);
+    const attempts: number[] = [];
+    const worker = queue.work(
+      async ({ attempt }) => {
+        attempts.push(attempt);
+        throw new Error(`downstream down (try ${attempt})`);
+      },
+      { concurrency: 1 },
+    );
+    await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(1), { timeout: 10_000, interval: 50 });
+    await worker.close();
+    expect(attempts).toEqual([1, 2, 3]);
+    const [dead] = await queue.deadLetters();
+    expect(dead).toMatchObject({
+      deliveryId: job.delivery.deliveryId,
+      event: 'message.delivered',
+      attempts: 3,
+      lastError: 'downstream down (try 3)',
+    });
+    expect(dead?.failedAt).toBeInstanceOf(Date);
+  });
+
+  it('dead-letters a "dead" result at once, and replays one or all of them', async () => {
+    const queue = open('dead');
+    const jobs = [queued(), queued(), queued()];
+    for (const job of jobs) await queue.enqueue(job);
+    let verdict: JobResult = { status: 'dead', reason: 'PermanentFailure: unknown message' };
+    const runs: string[] = [];
+    const worker = queue.work(
+      async ({ payload }) => {
+        runs.push((payload as QueuedDelivery).delivery.deliveryId);
+        return verdict;
+      },
+      { concurrency: 3 },
+    );
+    await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(3), { timeout: 10_000, interval: 50 });
+    expect(runs).toHaveLength(3); // no retry of a dead result
+    const dead = await queue.deadLetters({ limit: 2 });
+    expect(dead).toHaveLength(2);
+    expect(dead[0]).toMatchObject({ attempts: 1, lastError: 'PermanentFailure: unknown message' });
+
+    verdict = { status: 'done' };
+    const [one, ...rest] = jobs.map((job) => job.delivery.deliveryId);
+    expect(await queue.replay(one as string)).toBe(true);
+    expect(await queue.replay(one as string)).toBe(false); // no longer a dead letter
+    expect(await queue.replay('wdl_never_enqueued')).toBe(false);
+    await vi.waitFor(async () => expect((await queue.deadLetters()).map((d) => d.deliveryId).sort()).toEqual([...rest].sort()), {
+      timeout: 10_000,
+      interval: 50,
+    });
+    expect(await queue.replayAll()).toBe(2);
+    await vi.waitFor(async () => expect(await queue.queue.getJobCounts('completed')).toEqual({ completed: 3 }), {
+      timeout: 10_000,
+      interval: 50,
+    });
+    expect(await queue.deadLetters()).toEqual([]);
+    expect(await queue.replayAll()).toBe(0);
+    await worker.close();
+    // A replayed job starts over: its attempt count was reset.
+    expect(runs.filter((id) => id === one)).toHaveLength(2);
+  });
+
+  it('lists a job with a corrupt payload under its deliveryId', async () => {
+    const queue = open('corrupt');
+    await queue.queue.add('garbage', 'not a delivery', { jobId: jobIdFor('wdl_corrupt') });
+    const worker = queue.work(async ({ payload }) => ({ status: 'dead', reason: `corrupt payload: ${JSON.stringify(payload)}` }), {
+      concurrency: 1,
+    });
+    await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(1), { timeout: 10_000, interval: 50 });
+    await worker.close();
+    expect((await queue.deadLetters())[0]).toMatchObject({
+      deliveryId: 'wdl_corrupt',
+      event: 'garbage',
+      lastError: 'corrupt payload: "not a delivery"',
+    });
+  });
+
+  it('close() lets the running job finish first', async () => {
+    const queue = open('close');
+    await queue.enqueue(queued());
+    let release!: () => void;
+    const started = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let finish!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const order: string[] = [];
+    const worker = queue.work(
+      async () => {
+        release();
+        await gate;
+        order.push('job finished');
+        return { status: 'done' };
+      },
+      { concurrency: 1 },
+    );
+    await started;
+    const closed = worker.close().then(() => order.push('closed'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    finish();
+    await closed;
+    expect(order).toEqual(['job finished', 'closed']);
+    expect(await queue.queue.getJobCounts('completed')).toEqual({ completed: 1 });
+  });
+
+  it('rejects an enqueue within commandTimeoutMs when Redis is unreachable', async () => {
+    const queue = bullmqQueue({
+      connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null, retryStrategy: () => 1_000 },
+      name: `${run}-down`,
+      commandTimeoutMs: 300,
+      onError: () => {},
+    });
+    await expect(queue.enqueue(queued())).rejects.toThrow(/did not finish within 300 ms/);
+    await queue.close().catch(() => {});
+  });
+});

@@ -1,0 +1,208 @@
+import type { DeadLetter, DeliveryQueue, JobResult, QueuedDelivery, QueueJob, QueueWorker } from '@hookline/core/adapter';
+import { type ConnectionOptions, type Job, Queue, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
+import { bounded } from './bounded';
+import { deliveryIdOf, jobIdFor } from './job-id';
+
+const HOUR_MS = 3_600_000;
+
+/** Options of `bullmqQueue()`. */
+export interface BullmqQueueOptions {
+  /**
+   * How BullMQ reaches Redis: an ioredis instance or ioredis options (`{ host, port }`, `{ url }`).
+   * BullMQ opens its own connections from it (a worker needs a blocking one); a worker's connection
+   * must have `maxRetriesPerRequest: null`, which is what BullMQ sets when you pass options.
+   */
+  connection: ConnectionOptions;
+  /**
+   * The BullMQ queue name. Web and worker processes must use the same one.
+   * @default 'hookline-deliveries'
+   */
+  name?: string;
+  /**
+   * BullMQ's key prefix (every key is `<prefix>:<name>:…`).
+   * @default 'bull'
+   */
+  prefix?: string;
+  /**
+   * Tries per job, the first included, before it is dead-lettered.
+   * @default 7
+   */
+  attempts?: number;
+  /**
+   * Delay between tries: exponential from `delayMs` (10 s, 20 s, 40 s, …), or fixed.
+   * @default { type: 'exponential', delayMs: 10_000 }
+   */
+  backoff?: { type: 'exponential' | 'fixed'; delayMs: number };
+  /**
+   * How long a completed job is kept, so an enqueue of the same deliveryId is still a duplicate.
+   * The default matches the receiver's `retentionMs` (72 h). Lowering it is safe: the idempotency
+   * store still answers a retry as a duplicate, and the worker's claim keeps the handlers from running
+   * twice; it only means a second job may be added and finish at once.
+   * @default 72 h
+   */
+  keepCompletedMs?: number;
+  /**
+   * How long a dead-lettered job stays in BullMQ's failed set, listable and replayable.
+   * @default 30 days
+   */
+  keepDeadLettersMs?: number;
+  /**
+   * The bound on each call that waits on Redis from the web side (`enqueue`, `deadLetters`,
+   * `replay`): past it the call rejects, so the receiver answers 503 well inside the service's 30 s.
+   * @default 5_000
+   */
+  commandTimeoutMs?: number;
+  /**
+   * Extra BullMQ worker options (`lockDuration`, `stalledInterval`, `maxStalledCount`, …).
+   * `maxStalledCount` defaults to 5 here (BullMQ's 1 would fail a job whose worker crashed twice).
+   */
+  worker?: Omit<WorkerOptions, 'connection' | 'concurrency' | 'prefix' | 'autorun'>;
+  /**
+   * Called with errors the worker and queue report in the background (Redis connection lost, …).
+   * @default logs them with console.error
+   */
+  onError?: (error: Error) => void;
+}
+
+/** What `bullmqQueue()` returns: the `DeliveryQueue` plus the underlying BullMQ queue. */
+export interface BullmqDeliveryQueue extends DeliveryQueue {
+  /** The producer-side BullMQ `Queue`, for dashboards and metrics. */
+  readonly queue: Queue;
+}
+
+/** The payload of a BullMQ job, as far as a dead-letter listing needs to read it. */
+function describe(job: Job): { deliveryId: string; event: string } {
+  const delivery = (job.data as Partial<QueuedDelivery> | undefined)?.delivery;
+  const deliveryId = deliveryIdOf(job.id) ?? (typeof delivery?.deliveryId === 'string' ? delivery.deliveryId : String(job.id ?? 'unknown'));
+  const event = typeof delivery?.event === 'string' ? delivery.event : job.name;
+  return { deliveryId, event };
+}
+
+/**
+ * A `DeliveryQueue` on BullMQ (Redis) for answer-fast mode: `createReceiver({ secret, store, queue })`.
+ * Each delivery becomes one job whose id derives from its deliveryId (enqueueing it again adds
+ * nothing); a failed try is retried with backoff; a job that can never succeed, or that used its last
+ * try, stays in BullMQ's failed set: those are the dead letters, listed and replayed from here.
+ *
+ * A job is as durable as Redis is: run it with AOF persistence (`appendonly yes`,
+ * `appendfsync everysec` or `always`) so a restart does not lose what was answered 202.
+ *
+ * @example
+ * const queue = bullmqQueue({ connection: { host: '127.0.0.1', port: 6379 } });
+ * const receiver = createReceiver({ secret, store: redisStore({ client }), queue });
+ */
+export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
+  const name = options.name ?? 'hookline-deliveries';
+  const attempts = options.attempts ?? 7;
+  const backoff = options.backoff ?? { type: 'exponential', delayMs: 10_000 };
+  const timeoutMs = options.commandTimeoutMs ?? 5_000;
+  const onError = options.onError ?? ((error: Error) => console.error(`hookline bullmq queue "${name}": ${error.message}`));
+  if (!Number.isInteger(attempts) || attempts < 1) throw new RangeError(`bullmqQueue: attempts must be an integer ≥ 1, got ${attempts}`);
+
+  const queue = new Queue(name, {
+    connection: options.connection,
+    ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+    defaultJobOptions: {
+      attempts,
+      backoff: { type: backoff.type, delay: backoff.delayMs },
+      removeOnComplete: { age: Math.ceil((options.keepCompletedMs ?? 72 * HOUR_MS) / 1000) },
+      removeOnFail: { age: Math.ceil((options.keepDeadLettersMs ?? 30 * 24 * HOUR_MS) / 1000) },
+    },
+  });
+  queue.on('error', onError);
+
+  async function retryFailed(job: Job): Promise<boolean> {
+    try {
+      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      return true;
+    } catch (error) {
+      // Another replay (or a removal) got there first: the job is no longer in the failed set.
+      if (!(await job.isFailed().catch(() => false))) return false;
+      throw error;
+    }
+  }
+
+  return {
+    name: 'bullmq',
+    queue,
+
+    async enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
+      const jobId = jobIdFor(job.delivery.deliveryId);
+      return bounded(
+        (async () => {
+          // BullMQ's add() answers a known jobId with the existing job and no sign that it was one,
+          // so look first. Two enqueues racing for one deliveryId both answer "not a duplicate" but
+          // still make one job (the receiver's claim keeps that race from happening in practice).
+          if ((await queue.getJobState(jobId)) !== 'unknown') return { duplicate: true };
+          await queue.add(job.delivery.event, job, { jobId });
+          return { duplicate: false };
+        })(),
+        timeoutMs,
+        `bullmq enqueue of ${job.delivery.deliveryId}`,
+      );
+    },
+
+    work(process: (job: QueueJob) => Promise<JobResult>, { concurrency }: { concurrency: number }): QueueWorker {
+      const worker = new Worker(
+        name,
+        async (job: Job) => {
+          const result = await process({ payload: job.data, attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? 1 });
+          // UnrecoverableError: BullMQ moves the job to the failed set now, whatever tries are left.
+          if (result.status === 'dead') throw new UnrecoverableError(result.reason);
+        },
+        {
+          maxStalledCount: 5,
+          ...options.worker,
+          connection: options.connection,
+          concurrency,
+          ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+        },
+      );
+      worker.on('error', onError);
+      return { close: () => worker.close() };
+    },
+
+    async deadLetters({ limit = 100 }: { limit?: number } = {}): Promise<DeadLetter[]> {
+      if (limit <= 0) return [];
+      const jobs = await bounded(queue.getFailed(0, limit - 1), timeoutMs, 'bullmq dead-letter listing');
+      return jobs
+        .filter((job): job is Job => job !== undefined && job !== null)
+        .map((job) => ({
+          ...describe(job),
+          attempts: job.attemptsMade,
+          lastError: job.failedReason ?? '',
+          failedAt: new Date(job.finishedOn ?? job.timestamp),
+        }))
+        .sort((a, b) => b.failedAt.getTime() - a.failedAt.getTime());
+    },
+
+    async replay(deliveryId: string): Promise<boolean> {
+      return bounded(
+        (async () => {
+          const job = await queue.getJob(jobIdFor(deliveryId));
+          if (job === undefined || job === null || !(await job.isFailed())) return false;
+          return retryFailed(job);
+        })(),
+        timeoutMs,
+        `bullmq replay of ${deliveryId}`,
+      );
+    },
+
+    async replayAll(): Promise<number> {
+      // Bounded by the count at the start, so jobs that fail again meanwhile are not replayed twice.
+      let left = await bounded(queue.getFailedCount(), timeoutMs, 'bullmq dead-letter count');
+      let replayed = 0;
+      while (left > 0) {
+        const page = await bounded(queue.getFailed(0, Math.min(left, 100) - 1), timeoutMs, 'bullmq dead-letter listing');
+        if (page.length === 0) break;
+        for (const job of page) {
+          left--;
+          if (job !== undefined && job !== null && (await retryFailed(job))) replayed++;
+        }
+      }
+      return replayed;
+    },
+
+    close: () => queue.close(),
+  };
+}

@@ -1,0 +1,322 @@
+import type { DeadLetter, DeliveryQueue, JobResult, QueuedDelivery, QueueJob, QueueWorker } from '@hookline/core/adapter';
+import PgBoss from 'pg-boss';
+import { bounded } from './bounded';
+import { jobIdFor } from './job-id';
+
+const DAY_S = 86_400;
+
+/** A `pg` client or pool (anything with `query(text, values)`), e.g. the client of your open transaction. */
+export interface PgQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** Options of `pgBossQueue()`: either your started `boss`, or a `connectionString` to make one. */
+export interface PgBossQueueOptions {
+  /**
+   * Your own PgBoss instance, already `start()`ed; you stop it. Give it `archiveFailedAfterSeconds`
+   * long enough for people to look at dead letters (pg-boss's default archives them after 12 h,
+   * after which they are no longer listed or replayable here).
+   */
+  boss?: PgBoss;
+  /**
+   * A PostgreSQL URL: the queue makes its own PgBoss (started on first use, stopped by `close()`),
+   * keeping completed jobs 72 h and failed ones 30 days before pg-boss archives them.
+   */
+  connectionString?: string;
+  /**
+   * Extra PgBoss constructor options when the queue makes its own (`max`, `maintenanceIntervalSeconds`, …).
+   */
+  bossOptions?: PgBoss.ConstructorOptions;
+  /**
+   * The pg-boss queue name. Web and worker processes must use the same one.
+   * @default 'hookline-deliveries'
+   */
+  name?: string;
+  /**
+   * pg-boss's schema (its `schema` option): where the job table is read for dead letters and replays.
+   * @default 'pgboss'
+   */
+  schema?: string;
+  /**
+   * Tries per job, the first included, before it is dead-lettered (pg-boss's `retryLimit` + 1).
+   * @default 7
+   */
+  attempts?: number;
+  /**
+   * Seconds before the first retry; with `retryBackoff` each retry waits about twice as long as the last.
+   * @default 10
+   */
+  retryDelaySeconds?: number;
+  /**
+   * Exponential backoff (with jitter) between retries.
+   * @default true
+   */
+  retryBackoff?: boolean;
+  /**
+   * How long a job may stay active before pg-boss takes it back and retries it (a worker that died
+   * mid-job). Longer than your slowest handler run.
+   * @default 900 (pg-boss's 15 minutes)
+   */
+  expireInSeconds?: number;
+  /**
+   * How often an idle worker asks for new jobs.
+   * @default 2_000
+   */
+  pollingIntervalMs?: number;
+  /**
+   * The bound on each call that waits on PostgreSQL from the web side (`enqueue`, `deadLetters`,
+   * `replay`): past it the call rejects, so the receiver answers 503 well inside the service's 30 s.
+   * @default 5_000
+   */
+  commandTimeoutMs?: number;
+  /**
+   * Called with errors the worker meets in the background (PostgreSQL unreachable, a completion lost).
+   * @default logs them with console.error
+   */
+  onError?: (error: Error) => void;
+}
+
+/** What `pgBossQueue()` returns: the `DeliveryQueue`, an in-transaction enqueue, and the PgBoss instance. */
+export interface PgBossDeliveryQueue extends DeliveryQueue {
+  /**
+   * `enqueue`, optionally inside your transaction: pass the `pg` client that ran `BEGIN` as `db` and
+   * the job exists only if that transaction commits (pg-boss's `db` option of `send`).
+   */
+  enqueue(job: QueuedDelivery, options?: { db?: PgQueryable }): Promise<{ duplicate: boolean }>;
+  /** The PgBoss instance (yours, or the one made from `connectionString`), started. */
+  boss(): Promise<PgBoss>;
+}
+
+/** A job row as the dead-letter query reads it. */
+interface FailedRow {
+  id: string;
+  name: string;
+  data: unknown;
+  attempts: number;
+  last_error: string | null;
+  failed_at: Date;
+}
+
+function errorOf(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+function quoteIdent(identifier: string): string {
+  return `"${identifier.replace(/"/g, '""')}"`;
+}
+
+/**
+ * A `DeliveryQueue` on pg-boss (PostgreSQL) for answer-fast mode: `createReceiver({ secret, store, queue })`.
+ * Each delivery is one job whose id is the UUID v5 of its deliveryId, so a second enqueue adds
+ * nothing; a failed try is retried with backoff; a job that can never succeed, or that used its last
+ * try, stays in the `failed` state: those are the dead letters, listed and replayed from here.
+ *
+ * @example
+ * const queue = pgBossQueue({ connectionString: process.env.DATABASE_URL });
+ * const receiver = createReceiver({ secret, store: postgresStore({ pool }), queue });
+ */
+export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
+  if ((options.boss === undefined) === (options.connectionString === undefined)) {
+    throw new TypeError('pgBossQueue: pass exactly one of `boss` (your started PgBoss) or `connectionString`');
+  }
+  const name = options.name ?? 'hookline-deliveries';
+  const schema = options.schema ?? options.bossOptions?.schema ?? 'pgboss';
+  const attempts = options.attempts ?? 7;
+  if (!Number.isInteger(attempts) || attempts < 1) throw new RangeError(`pgBossQueue: attempts must be an integer ≥ 1, got ${attempts}`);
+  const timeoutMs = options.commandTimeoutMs ?? 5_000;
+  const pollingIntervalMs = options.pollingIntervalMs ?? 2_000;
+  const onError = options.onError ?? ((error: Error) => console.error(`hookline pg-boss queue "${name}": ${error.message}`));
+  const jobOptions = {
+    retryLimit: attempts - 1,
+    retryDelay: options.retryDelaySeconds ?? 10,
+    retryBackoff: options.retryBackoff ?? true,
+    ...(options.expireInSeconds === undefined ? {} : { expireInSeconds: options.expireInSeconds }),
+  };
+  const table = `${quoteIdent(schema)}.job`;
+  const owned = options.boss === undefined;
+
+  let started: Promise<PgBoss> | undefined;
+  function ready(): Promise<PgBoss> {
+    started ??= (async () => {
+      let boss = options.boss;
+      if (boss === undefined) {
+        boss = new PgBoss({
+          archiveCompletedAfterSeconds: 3 * DAY_S,
+          archiveFailedAfterSeconds: 30 * DAY_S,
+          ...options.bossOptions,
+          connectionString: options.connectionString as string,
+          schema,
+        });
+        boss.on('error', onError);
+        await boss.start();
+      }
+      await boss.createQueue(name, { name, ...jobOptions }); // a no-op when it exists
+      return boss;
+    })();
+    // A failed start (PostgreSQL down) is tried again by the next call, not cached.
+    started.catch(() => {
+      started = undefined;
+    });
+    return started;
+  }
+
+  const sql = async (text: string, values: unknown[]) => (await ready()).getDb().executeSql(text, values);
+
+  return {
+    name: 'pg-boss',
+    boss: ready,
+
+    async enqueue(job, { db } = {}) {
+      return bounded(
+        (async () => {
+          const boss = await ready();
+          const wrapper = db === undefined ? {} : { db: { executeSql: (text: string, values: unknown[]) => db.query(text, values) } };
+          // pg-boss inserts with ON CONFLICT DO NOTHING and answers null when the id was taken.
+          const id = await boss.send(name, job as unknown as object, { ...jobOptions, id: jobIdFor(job.delivery.deliveryId), ...wrapper });
+          return { duplicate: id === null };
+        })(),
+        timeoutMs,
+        `pg-boss enqueue of ${job.delivery.deliveryId}`,
+      );
+    },
+
+    work(process: (job: QueueJob) => Promise<JobResult>, { concurrency }: { concurrency: number }): QueueWorker {
+      if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
+      const running = new Set<Promise<void>>();
+      let stopping = false;
+      let wake: (() => void) | undefined;
+      const pause = (ms: number) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(done, ms);
+          function done() {
+            clearTimeout(timer);
+            wake = undefined;
+            resolve();
+          }
+          wake = done;
+        });
+
+      async function settle(boss: PgBoss, job: PgBoss.JobWithMetadata<unknown>): Promise<void> {
+        let result: JobResult | undefined;
+        let failure: Error | undefined;
+        try {
+          result = await process({ payload: job.data, attempt: job.retryCount + 1, maxAttempts: job.retryLimit + 1 });
+        } catch (error) {
+          failure = errorOf(error);
+        }
+        try {
+          if (result?.status === 'done') {
+            await boss.complete(name, job.id);
+          } else if (result?.status === 'dead') {
+            // pg-boss has no "fail without retry": use up the tries first, then fail. Should the
+            // process die in between, the job expires and, with no tries left, fails all the same.
+            await boss
+              .getDb()
+              .executeSql(`UPDATE ${table} SET retry_limit = retry_count WHERE name = $1 AND id = $2 AND state = 'active'`, [name, job.id]);
+            await boss.fail(name, job.id, { message: result.reason, dead: true });
+          } else {
+            await boss.fail(name, job.id, { message: failure?.message ?? 'unknown error' });
+          }
+        } catch (error) {
+          // The job stays active until it expires, then comes back: at least once, and the worker's
+          // claim in the store keeps its handlers from running twice.
+          onError(errorOf(error));
+        }
+      }
+
+      // One fetch loop per worker: it asks for as many jobs as there are free slots, so an idle
+      // worker costs one query per polling interval whatever its concurrency.
+      const pump = (async () => {
+        while (!stopping) {
+          if (running.size >= concurrency) {
+            await Promise.race(running);
+            continue;
+          }
+          let jobs: PgBoss.JobWithMetadata<unknown>[];
+          let boss: PgBoss;
+          try {
+            boss = await ready();
+            jobs = await boss.fetch<unknown>(name, { batchSize: concurrency - running.size, includeMetadata: true });
+          } catch (error) {
+            if (stopping) break;
+            onError(errorOf(error));
+            await pause(pollingIntervalMs);
+            continue;
+          }
+          if (jobs.length === 0) {
+            await pause(pollingIntervalMs);
+            continue;
+          }
+          for (const job of jobs) {
+            const task: Promise<void> = settle(boss, job).finally(() => running.delete(task));
+            running.add(task);
+          }
+        }
+      })();
+
+      return {
+        async close() {
+          stopping = true;
+          wake?.();
+          await pump;
+          await Promise.all(running);
+        },
+      };
+    },
+
+    async deadLetters({ limit = 100 }: { limit?: number } = {}): Promise<DeadLetter[]> {
+      if (limit <= 0) return [];
+      const { rows } = await bounded(
+        sql(
+          `SELECT id, name, data, retry_count + 1 AS attempts, completed_on AS failed_at,
+                  COALESCE(output->>'message', output->'value'->>'message', output::text) AS last_error
+             FROM ${table} WHERE name = $1 AND state = 'failed' ORDER BY completed_on DESC, id LIMIT $2`,
+          [name, limit],
+        ),
+        timeoutMs,
+        'pg-boss dead-letter listing',
+      );
+      return (rows as FailedRow[]).map((row) => {
+        const delivery = (row.data as Partial<QueuedDelivery> | null)?.delivery;
+        return {
+          // A corrupt payload has no deliveryId to show; its job id (a UUID) stands in.
+          deliveryId: typeof delivery?.deliveryId === 'string' ? delivery.deliveryId : row.id,
+          event: typeof delivery?.event === 'string' ? delivery.event : 'unknown',
+          attempts: Number(row.attempts),
+          lastError: row.last_error ?? '',
+          failedAt: new Date(row.failed_at),
+        };
+      });
+    },
+
+    async replay(deliveryId: string): Promise<boolean> {
+      const { rows } = await bounded(
+        sql(replaySql(table, 'AND id = $2', attempts), [name, jobIdFor(deliveryId)]),
+        timeoutMs,
+        `pg-boss replay of ${deliveryId}`,
+      );
+      return rows.length === 1;
+    },
+
+    async replayAll(): Promise<number> {
+      const { rows } = await bounded(sql(replaySql(table, '', attempts), [name]), timeoutMs, 'pg-boss replay of every dead letter');
+      return rows.length;
+    },
+
+    async close() {
+      if (!owned || started === undefined) return;
+      const boss = await started.catch(() => undefined);
+      await boss?.stop({ graceful: false, wait: true });
+    },
+  };
+}
+
+// A replay starts the job over: a fresh set of tries, due now. (pg-boss's own retry() gives a
+// failed job one more try only.) `started_on` NULL keeps the fetch from counting a retry.
+function replaySql(table: string, filter: string, attempts: number): string {
+  return `UPDATE ${table}
+             SET state = 'created', retry_count = 0, retry_limit = ${attempts - 1}, started_on = NULL, completed_on = NULL,
+                 start_after = now(), output = NULL
+           WHERE name = $1 AND state = 'failed' ${filter}
+       RETURNING id`;
+}
