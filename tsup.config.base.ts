@@ -1,6 +1,6 @@
 import { defineConfig, type Options } from 'tsup';
 
-/** Every package builds the same way: ESM + CJS + .d.ts from src/index.ts (STYLE.md 14). */
+/** Every package builds the same way: ESM + CJS + .d.ts from src/index.ts (docs/ARCHITECTURE.md, "Conventions"). */
 export function packageBuild(extra: Partial<Options> = {}) {
   return defineConfig({
     entry: ['src/index.ts'],

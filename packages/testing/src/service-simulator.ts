@@ -5,7 +5,7 @@ import { createSignedPayload, type DeliveryInput, type SignedRequestOptions } fr
 /** How one attempt ended, in the service's terms: only a 2xx within the time limit succeeds. */
 export type AttemptStatus = 'succeeded' | 'failed' | 'timeout' | 'network-error';
 
-/** One row of the delivery-attempt list the service keeps (service-api.md part 2 and 4, operation 5). */
+/** One row of the delivery-attempt list the service keeps (docs/service-contract.md §6, operation 5). */
 export interface DeliveryAttempt {
   /** The delivery this attempt belongs to (the same on every retry). */
   deliveryId: string;
@@ -153,7 +153,7 @@ interface Internal {
 
 /**
  * Creates a stand-in for the messaging service that delivers to your receiver exactly as the service
- * does (service-api.md part 6): a POST of the exact signed bytes with `x-service-signature`,
+ * does (docs/service-contract.md §2): a POST of the exact signed bytes with `x-service-signature`,
  * `x-service-event` and `x-service-delivery-id`; success only on a 2xx within 30 s; otherwise retries
  * at +30 s, +2 min, +10 min, +1 h, +6 h and +24 h with the same delivery id and bytes, then gives up.
  * It keeps the delivery-attempt list and can replay a delivery.
@@ -272,7 +272,7 @@ export function createServiceSimulator(options: ServiceSimulatorOptions): Servic
     if (attempt.status === 'succeeded') return settle(internal, 'succeeded');
     const next = index + 1;
     if (next >= schedule.length) return settle(internal, 'gave-up');
-    // The schedule counts from the end of the previous attempt (DESIGN.md: 31 h 16 min with time-outs).
+    // The schedule counts from the end of the previous attempt (docs/service-contract.md §2.4: 31 h 16 min with time-outs).
     const delayMs = schedule[next]! * timeScale;
     internal.offsetMs += schedule[next]!;
     const at = clock.now() + delayMs;

@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
 export type BodyBytes = string | Uint8Array;
 
 /**
- * Signs a body the way the service does (service-api.md part 5): the lowercase hex HMAC-SHA256 of
+ * Signs a body the way the service does (docs/service-contract.md §2.3): the lowercase hex HMAC-SHA256 of
  * the exact bytes, keyed with the webhook's signingSecret. A string is signed as its UTF-8 bytes,
  * byte for byte: nothing is trimmed, re-serialised or normalised.
  *

@@ -2,7 +2,7 @@ import type { Delivery } from '@hookline/core';
 import { serializeDelivery } from './create-delivery';
 import { sign, type BodyBytes } from './sign';
 
-/** The three headers the service sends (service-api.md part 6), plus the content type. */
+/** The three headers the service sends (docs/service-contract.md §2.2), plus the content type. */
 export const HEADER_NAMES = {
   signature: 'x-service-signature',
   event: 'x-service-event',

@@ -1,4 +1,4 @@
-// STYLE.md 9: one scenario list, run against every adapter over real HTTP.
+// One scenario list, run against every adapter over real HTTP (docs/ARCHITECTURE.md, "Conventions").
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSignedDelivery, signBytes } from './deliveries';
 import { post, postUntilAnswered } from './http';

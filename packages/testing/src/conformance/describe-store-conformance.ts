@@ -66,7 +66,7 @@ const LONG_MS = 60_000;
 const BEYOND_INT32_MS = 2 ** 31 + 12_345;
 
 /**
- * The conformance suite every hookline store passes (DESIGN.md, "The store contract"), ours and third
+ * The conformance suite every hookline store passes (docs/ARCHITECTURE.md, "The store contract"), ours and third
  * parties'. Call it at the top level of a vitest file; `factory` is called once per test.
  *
  * What it holds a store to, beyond the obvious:
