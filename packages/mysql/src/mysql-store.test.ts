@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { StoreDataError } from '@hookline/core/adapter';
+import { describeStoreConformance, requireServer } from '@hookline/testing';
+import mysql from 'mysql2/promise';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type MysqlStore, mysqlStore } from './mysql-store';
+import { MAX_KEY_BYTES, SCHEMA_SQL, schemaSql } from './schema';
+
+const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+const server = await requireServer('MySQL/MariaDB', MYSQL_URL, { defaultPort: 3306 });
+// Every run has its own tables, so runs sharing one database never see each other's rows.
+const run = randomUUID().replaceAll('-', '').slice(0, 12);
+const table = `hookline_test_${run}`;
+const created = new Set<string>([table]);
+
+// Few connections: other test files use the same server at the same time.
+const newPool = () => mysql.createPool({ uri: MYSQL_URL, connectionLimit: 8, connectTimeout: 5_000 });
+
+describe('schema', () => {
+  it('ships schema.sql with the same text as SCHEMA_SQL', () => {
+    expect(readFileSync(new URL('./schema.sql', import.meta.url), 'utf8')).toBe(SCHEMA_SQL);
+  });
+
+  it('refuses table and database names that are not plain identifiers', () => {
+    expect(() => schemaSql({ table: 'x`; DROP TABLE y; --' })).toThrow(/plain identifier/);
+    expect(() => mysqlStore({ pool: {} as never, database: 'a.b' })).toThrow(/database/);
+  });
+});
+
+describe.skipIf(!server.reachable)('mysqlStore', () => {
+  const admin = newPool();
+  const store = (pool: mysql.Pool, extra: Partial<Parameters<typeof mysqlStore>[0]> = {}): MysqlStore =>
+    mysqlStore({ pool, table, ...extra });
+  afterAll(async () => {
+    for (const name of created) await admin.query(`DROP TABLE IF EXISTS \`${name}\``);
+    await admin.end();
+  });
+
+  it('creates the table once, from several processes starting together', async () => {
+    const pools = Array.from({ length: 4 }, newPool);
+    await Promise.all(pools.map((pool) => store(pool).ensureSchema()));
+    await Promise.all(pools.map((pool) => pool.end()));
+    await store(admin).ensureSchema(); // again: nothing happens, nothing fails
+    const [rows] = await admin.query(`SHOW INDEX FROM \`${table}\``);
+    expect((rows as { Column_name: string }[]).map((r) => r.Column_name).sort()).toEqual(['k', 'purge_at']);
+  });
+
+  for (const prepared of [true, false]) {
+    describeStoreConformance(
+      `mysqlStore (${prepared ? 'prepared statements' : 'text statements'})`,
+      () => {
+        const pool = newPool();
+        let ended = false;
+        return {
+          store: store(pool, { preparedStatements: prepared }),
+          breakBackend: async () => {
+            ended = true;
+            await pool.end();
+          },
+          cleanup: async () => {
+            if (!ended) await pool.end();
+          },
+        };
+      },
+      prepared ? { concurrency: 32 } : { rounds: 5 },
+    );
+  }
+
+  it('gives a brand-new key to exactly one of 64 claimers from 4 pools, 10 rounds (no lost or doubled lease, deadlocks retried)', async () => {
+    const pools = Array.from({ length: 4 }, newPool);
+    const stores = pools.map((pool) => store(pool));
+    try {
+      for (let round = 0; round < 10; round++) {
+        const key = `race:${round}:wdl_${randomUUID()}`;
+        const results = await Promise.all(Array.from({ length: 64 }, (_, i) => stores[i % 4]!.claim(key, randomUUID(), 60_000)));
+        expect(results.filter((r) => r.state === 'acquired')).toEqual([{ state: 'acquired', attempt: 1 }]);
+        expect(results.filter((r) => r.state === 'in_progress')).toHaveLength(63);
+      }
+    } finally {
+      await Promise.all(pools.map((pool) => pool.end()));
+    }
+  });
+
+  it('keeps expiry on the database clock, whatever the session time zone', async () => {
+    const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1, timezone: '+00:00' });
+    try {
+      await pool.query("SET time_zone = '+09:30'");
+      const s = store(pool);
+      const key = `clock:wdl_${randomUUID()}`;
+      await s.claim(key, 'a', 45_000);
+      const [rows] = await pool.query(
+        `SELECT state, attempt, expires_at - (UNIX_TIMESTAMP(NOW(3)) * 1000) AS left_ms FROM \`${table}\` WHERE k = ?`,
+        [Buffer.from(key)],
+      );
+      const [row] = rows as { state: string; attempt: number; left_ms: string }[];
+      expect(row?.state).toBe('l');
+      expect(Number(row?.left_ms)).toBeGreaterThan(40_000);
+      expect(Number(row?.left_ms)).toBeLessThanOrEqual(45_000);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('refuses keys it cannot hold as themselves with StoreDataError, and keeps the longest it can', async () => {
+    const s = store(admin);
+    await expect(s.claim(`bad:\uD800:${randomUUID()}`, 't', 60_000)).rejects.toSatisfy(StoreDataError.is);
+    await expect(s.claim(`long:${'x'.repeat(MAX_KEY_BYTES)}`, 't', 60_000)).rejects.toSatisfy(StoreDataError.is);
+    const longest = `${randomUUID()}:${'é'.repeat((MAX_KEY_BYTES - 37) / 2)}`;
+    expect(Buffer.byteLength(longest)).toBe(MAX_KEY_BYTES - 1);
+    expect(await s.claim(longest, 't', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+    expect(await s.claim(`${longest.slice(0, -1)}e`, 't', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+  });
+
+  it('lets an owner finish past its lease while no other claim took the key over', async () => {
+    const s = store(admin);
+    const key = `late:wdl_${randomUUID()}`;
+    await s.claim(key, 'slow', 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await s.extend(key, 'slow', 60_000)).toBe(true);
+    expect(await s.complete(key, 'slow', 60_000)).toBe(true);
+    expect(await s.claim(key, 'other', 60_000)).toEqual({ state: 'completed' });
+  });
+
+  it('prune() deletes only the rows nothing needs any more', async () => {
+    const pruneTable = `hookline_prune_${run}`;
+    created.add(pruneTable);
+    const s = mysqlStore({ pool: admin, table: pruneTable, keepMs: 150 });
+    await s.ensureSchema();
+    await s.claim('live', 'a', 60_000); // live lease: kept
+    await s.claim('done-short', 'b', 60_000);
+    await s.complete('done-short', 'b', 100); // retention ends: pruned
+    await s.claim('done-long', 'c', 60_000);
+    await s.complete('done-long', 'c', 60_000); // retained: kept
+    await s.claim('released', 'd', 60_000);
+    await s.release('released', 'd'); // released, keepMs 150: pruned
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await s.prune()).toBe(2);
+    const [rows] = await admin.query(`SELECT CAST(k AS CHAR) AS k FROM \`${pruneTable}\` ORDER BY k`);
+    expect((rows as { k: string }[]).map((r) => r.k)).toEqual(['done-long', 'live']);
+    expect(await s.claim('done-long', 'e', 60_000)).toEqual({ state: 'completed' });
+  });
+
+  it('fails at once, never answering a state, when the database is not there', async () => {
+    const pool = mysql.createPool({ host: '127.0.0.1', port: 1, user: 'root', connectTimeout: 1_000 });
+    try {
+      await expect(mysqlStore({ pool }).claim('k', 't', 60_000)).rejects.toThrow();
+    } finally {
+      await pool.end();
+    }
+  });
+});

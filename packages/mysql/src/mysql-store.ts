@@ -1,0 +1,157 @@
+import type { ClaimResult, IdempotencyStore } from '@hookline/core';
+import { StoreDataError } from '@hookline/core/adapter';
+import type { MysqlQueryable, MysqlValue } from './mysql-pool';
+import { MAX_KEY_BYTES, MAX_TOKEN_BYTES, qualifiedTable, schemaSql, type TableLocation } from './schema';
+import { OUTCOME, PRUNE_CHUNK, statements } from './statements';
+
+/** Options of `mysqlStore()`. */
+export interface MysqlStoreOptions extends TableLocation {
+  /** A `mysql2/promise` Pool (preferably) or Connection. The store never ends it. */
+  pool: MysqlQueryable;
+  /**
+   * How long a lease or released row outlives its lease, so a later claim's `attempt` keeps counting
+   * (the service's last retry comes about 31 h after the first). `prune()` deletes it afterwards.
+   * @default 259_200_000 (72 h)
+   */
+  keepMs?: number;
+  /**
+   * Server-side prepared statements (`execute`, parsed once per connection); `false` sends each
+   * statement as text (`query`), for proxies that cannot keep prepared statements.
+   * @default true
+   */
+  preparedStatements?: boolean;
+  /**
+   * mysql2's per-statement timeout: a statement that has not answered by then fails (and mysql2
+   * closes its connection), so a database that stops answering is an error, not a wait.
+   * @default 5_000
+   */
+  statementTimeoutMs?: number;
+}
+
+/** A MySQL store, plus its schema and housekeeping. */
+export interface MysqlStore extends IdempotencyStore {
+  /** `` `database`.`table` `` as used in every statement. */
+  readonly table: string;
+  /** Creates the table and its index if they are absent (safe to run from every process at start-up). */
+  ensureSchema(): Promise<void>;
+  /** Deletes the rows nothing needs any more (see `keepMs`), in chunks; resolves how many. Run it from a cron or timer. */
+  prune(): Promise<number>;
+}
+
+function ms(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`mysqlStore: ${name} must be a positive number of milliseconds, got ${value}`);
+  }
+  return Math.ceil(value);
+}
+
+/** With the `u` flag a surrogate pair is one code point, so this matches only a lone surrogate. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** The UTF-8 bytes of a key or token, or a StoreDataError when the database could not hold it as itself. */
+function bytes(what: 'key' | 'token', value: string, max: number): Buffer {
+  if (typeof value !== 'string' || LONE_SURROGATE.test(value)) {
+    throw new StoreDataError(
+      `mysqlStore: the ${what} ${JSON.stringify(value)} is not well-formed UTF-16 (a lone surrogate) and cannot be stored as itself`,
+    );
+  }
+  const encoded = Buffer.from(value, 'utf8');
+  if (encoded.length > max) {
+    throw new StoreDataError(`mysqlStore: the ${what} is ${encoded.length} bytes in UTF-8; the table holds at most ${max}`);
+  }
+  return encoded;
+}
+
+// MySQL error numbers: a deadlock rolled the statement back (safe to send again); the data itself
+// was refused (too long, out of range, wrong value).
+const ER_LOCK_DEADLOCK = 1213;
+const DATA_ERRORS = new Set([1264, 1292, 1366, 1406]);
+const DEADLOCK_TRIES = 4;
+
+const errno = (error: unknown): number | undefined => (error as { errno?: number } | null)?.errno;
+
+/**
+ * An idempotency store in MySQL 8 or MariaDB 10.11+, shared by every receiver process that uses the
+ * same table. Every expiry on the database clock. A claim is one `INSERT … ON DUPLICATE KEY UPDATE`
+ * whose assignments take the row only when its lease or retention ended, and which hands back what it
+ * found through LAST_INSERT_ID (MySQL has no RETURNING); the row lock it takes makes concurrent claims
+ * queue, so exactly one acquires. `complete`, `release` and `extend` are `UPDATE … WHERE` the row still
+ * holds the caller's token. Errors reject the operation's promise, which the receiver answers 503.
+ *
+ * @example
+ * import mysql from 'mysql2/promise';
+ * import { createReceiver } from '@hookline/core';
+ * import { mysqlStore } from '@hookline/mysql';
+ *
+ * const store = mysqlStore({ pool: mysql.createPool({ uri: process.env.MYSQL_URL, connectTimeout: 2_000 }) });
+ * await store.ensureSchema();
+ * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store });
+ */
+export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
+  const { pool } = options;
+  const table = qualifiedTable(options);
+  const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
+  const timeout = ms('statementTimeoutMs', options.statementTimeoutMs ?? 5_000);
+  const prepared = options.preparedStatements ?? true;
+  const sql = statements(table);
+
+  async function run(text: string, values: MysqlValue[]): Promise<{ affectedRows: number; insertId: number }> {
+    for (let tries = 1; ; tries++) {
+      try {
+        const [result] = prepared ? await pool.execute({ sql: text, timeout }, values) : await pool.query({ sql: text, timeout }, values);
+        const header = result as { affectedRows?: unknown; insertId?: unknown };
+        return { affectedRows: Number(header.affectedRows ?? 0), insertId: Number(header.insertId ?? 0) };
+      } catch (error) {
+        // InnoDB may pick a claim of a brand-new key as a deadlock victim when others insert the same
+        // key at once; the statement was rolled back whole, so it is sent again.
+        if (errno(error) === ER_LOCK_DEADLOCK && tries < DEADLOCK_TRIES) continue;
+        if (DATA_ERRORS.has(errno(error) ?? 0)) {
+          throw new StoreDataError(`mysqlStore: the database refused the data: ${(error as Error).message}`, { cause: error });
+        }
+        throw error;
+      }
+    }
+  }
+
+  async function claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    const k = bytes('key', key, MAX_KEY_BYTES);
+    const t = bytes('token', token, MAX_TOKEN_BYTES);
+    const lease = ms('leaseMs', leaseMs);
+    const { insertId } = await run(sql.claim, [k, t, lease, lease + keep, t, lease + keep, lease]);
+    const kind = insertId % 4;
+    const value = Math.floor(insertId / 4);
+    if (kind === OUTCOME.acquired && value >= 1) return { state: 'acquired', attempt: value };
+    if (kind === OUTCOME.inProgress && value >= 1) return { state: 'in_progress', retryAfterMs: value };
+    if (kind === OUTCOME.completed) return { state: 'completed' };
+    throw new Error(`mysqlStore: the claim of ${JSON.stringify(key)} answered an outcome it cannot have (${insertId})`);
+  }
+
+  const owned = (key: string, token: string) => [bytes('key', key, MAX_KEY_BYTES), bytes('token', token, MAX_TOKEN_BYTES)];
+
+  return {
+    table,
+    claim,
+    async complete(key, token, retentionMs) {
+      const retention = ms('retentionMs', retentionMs);
+      return (await run(sql.complete, [retention, retention, ...owned(key, token)])).affectedRows === 1;
+    },
+    async release(key, token) {
+      return (await run(sql.release, [keep, ...owned(key, token)])).affectedRows === 1;
+    },
+    async extend(key, token, leaseMs) {
+      const lease = ms('leaseMs', leaseMs);
+      return (await run(sql.extend, [lease + keep, lease, ...owned(key, token)])).affectedRows === 1;
+    },
+    async ensureSchema() {
+      await pool.query({ sql: schemaSql(options), timeout: Math.max(timeout, 30_000) });
+    },
+    async prune() {
+      let deleted = 0;
+      for (;;) {
+        const { affectedRows } = await run(sql.prune, []);
+        deleted += affectedRows;
+        if (affectedRows < PRUNE_CHUNK) return deleted;
+      }
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * The SQL of the MySQL store, for one table. Every time is milliseconds since the epoch on the
+ * database's clock: UTC_TIMESTAMP(3) is fixed for the whole statement, and counted from the epoch in
+ * UTC, so neither the session's time zone nor a daylight-saving change moves it.
+ */
+const NOW = "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000)";
+const after = (param = '?'): string => `(${NOW} + ${param})`;
+
+/**
+ * What a claim found, packed into one integer the statement hands back as LAST_INSERT_ID (MySQL's
+ * INSERT has no RETURNING): `1 + 4 × attempt` acquired, `2 + 4 × ms left` a live lease, `3` completed.
+ */
+export const OUTCOME = { acquired: 1, inProgress: 2, completed: 3 } as const;
+
+/** Most rows one prune statement deletes. */
+export const PRUNE_CHUNK = 5_000;
+
+/** Builds the statements for one table. */
+export function statements(table: string) {
+  // In ON DUPLICATE KEY UPDATE, MySQL and MariaDB assign left to right and each assignment sees the
+  // columns already assigned. So every condition reads `expires_at`, assigned last, and `attempt`,
+  // assigned first, reads `state` and `purge_at` before they change. A row is free once its lease or
+  // retention ended (a released row's `expires_at` is the release time; `purge_at` is never earlier).
+  // Its attempt count starts over when it is a completion whose retention ended, or a row old enough
+  // to have been pruned. The first assignment always calls LAST_INSERT_ID(outcome): the last call in
+  // the statement is what the client receives as insertId, and the VALUES row's call is the outcome
+  // of a fresh insert.
+  const FREE = `expires_at <= ${NOW}`;
+  const NEXT_ATTEMPT = `IF(state = 'c' OR purge_at <= ${NOW}, 1, attempt + 1)`;
+  const claim = `INSERT INTO ${table} (k, state, token, attempt, expires_at, purge_at)
+VALUES (?, 'l', ?, LAST_INSERT_ID(${OUTCOME.acquired} + 4) DIV 4, ${after()}, ${after()})
+ON DUPLICATE KEY UPDATE
+  attempt    = IF(${FREE},
+                  LAST_INSERT_ID(${OUTCOME.acquired} + 4 * ${NEXT_ATTEMPT}) DIV 4,
+                  IF(LAST_INSERT_ID(IF(state = 'c', ${OUTCOME.completed}, ${OUTCOME.inProgress} + 4 * (expires_at - ${NOW}))) > 0, attempt, attempt)),
+  token      = IF(${FREE}, ?, token),
+  state      = IF(${FREE}, 'l', state),
+  purge_at   = IF(${FREE}, ${after()}, purge_at),
+  expires_at = IF(${FREE}, ${after()}, expires_at)`;
+
+  // The owner keeps its rights while the row still holds its token, past the lease's end too: only
+  // another claim (which replaces the token) or a completion or release takes them away.
+  const owned = `k = ? AND state = 'l' AND token = ?`;
+  return {
+    /** key, token, lease, lease + keep, token, lease + keep, lease → insertId: the outcome. */
+    claim,
+    /** retention, retention, key, token. */
+    complete: `UPDATE ${table} SET state = 'c', token = NULL, expires_at = ${after()}, purge_at = ${after()} WHERE ${owned}`,
+    /** keep, key, token. */
+    release: `UPDATE ${table} SET state = 'r', token = NULL, expires_at = ${NOW}, purge_at = ${after()} WHERE ${owned}`,
+    /** lease + keep, lease, key, token. */
+    extend: `UPDATE ${table} SET purge_at = GREATEST(purge_at, ${after()}), expires_at = ${after()} WHERE ${owned}`,
+    /** One chunk of the rows nothing needs any more, so no claim waits long behind it. */
+    prune: `DELETE FROM ${table} WHERE purge_at <= ${NOW} ORDER BY purge_at LIMIT ${PRUNE_CHUNK}`,
+  };
+}

@@ -1,0 +1,235 @@
+import type { ClaimResult, IdempotencyStore } from '@hookline/core';
+import { StoreDataError } from '@hookline/core/adapter';
+import { openNodeSqlite, type SqliteDatabaseLike, type SqliteStatementLike, type SqliteValue } from './database';
+import { DEFAULT_TABLE, quoteIdentifier, schemaSql } from './schema';
+import { statements } from './statements';
+
+/** Options of `sqliteStore()`: a `filename` for node:sqlite, or a `database` you opened. */
+export interface SqliteStoreOptions {
+  /**
+   * The database file, opened with `node:sqlite` (Node 22.13 and later). Every process that opens
+   * the same file shares the store. The store closes it in `close()`. Give this or `database`.
+   */
+  filename?: string;
+  /**
+   * A database you opened: `node:sqlite`'s `DatabaseSync`, a `better-sqlite3` or libsql `Database`,
+   * or `bun:sqlite`'s `Database`. The store never closes it. Give this or `filename`.
+   */
+  database?: SqliteDatabaseLike;
+  /**
+   * The table's name (a plain identifier).
+   * @default 'hookline_idempotency'
+   */
+  table?: string;
+  /**
+   * How long a lease or released row outlives its lease, so a later claim's `attempt` keeps counting
+   * (the service's last retry comes about 31 h after the first). `prune()` deletes it afterwards.
+   * @default 259_200_000 (72 h)
+   */
+  keepMs?: number;
+  /**
+   * How long a statement waits for another process's write to finish before it fails (SQLite's
+   * `busy_timeout`; the wait blocks this process's event loop). Keep it under the receiver's
+   * `storeTimeoutMs`.
+   * @default 2_000
+   */
+  busyTimeoutMs?: number;
+  /**
+   * SQLite's `synchronous` setting. `'normal'` (with WAL) survives any crash of the process; a power
+   * loss may roll back the last completions, which the service's retries then run again. `'full'`
+   * survives a power loss too, at one fsync per write. Unset with `database`: your setting stays.
+   * @default 'normal' with `filename`
+   */
+  synchronous?: 'normal' | 'full';
+  /**
+   * Runs `prune()` this often, on an unref'd timer (`close()` stops it). `0` turns it off: call
+   * `prune()` yourself.
+   * @default 3_600_000 (1 h)
+   */
+  pruneEveryMs?: number;
+}
+
+/** An SQLite store, plus its housekeeping. */
+export interface SqliteStore extends IdempotencyStore {
+  /** The quoted table name used in every statement. */
+  readonly table: string;
+  /** Deletes the rows nothing needs any more (see `keepMs`), in chunks; returns how many. */
+  prune(): number;
+  /** Stops the prune timer, and closes the database if the store opened it (`filename`). */
+  close(): void;
+}
+
+const PRUNE_CHUNK = 5_000;
+/** A claim that found the row changing between its two statements tries again, this many times. */
+const CLAIM_TRIES = 5;
+
+function ms(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`sqliteStore: ${name} must be a positive number of milliseconds, got ${value}`);
+  }
+  return Math.ceil(value);
+}
+
+function nonNegative(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new RangeError(`sqliteStore: ${name} must be a number of milliseconds >= 0, got ${value}`);
+  }
+  return Math.ceil(value);
+}
+
+/** With the `u` flag a surrogate pair is one code point, so this matches only a lone surrogate. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * A key SQLite would store as something else: a lone surrogate becomes U+FFFD on its way to UTF-8,
+ * so two different keys would meet in one row.
+ */
+function checkKey(key: string): void {
+  if (typeof key !== 'string' || LONE_SURROGATE.test(key)) {
+    throw new StoreDataError(
+      `sqliteStore: the key ${JSON.stringify(key)} is not well-formed UTF-16 (a lone surrogate) and cannot be stored as itself`,
+    );
+  }
+}
+
+/** SQLite's verdict on the value itself (too big, wrong type), not on the database's health. */
+function isDataError(error: unknown): boolean {
+  const text = `${(error as { code?: unknown } | null)?.code ?? ''} ${error instanceof Error ? error.message : ''}`;
+  return /SQLITE_TOOBIG|SQLITE_MISMATCH|string or blob too big/i.test(text);
+}
+
+/**
+ * An idempotency store in SQLite: durable, embedded, for the receiver processes of one machine that
+ * open the same file. WAL mode (readers never wait for the writer), a busy timeout (writers of other
+ * processes wait their turn), one statement per operation, answered synchronously: a claim is one
+ * `INSERT … ON CONFLICT (key) DO UPDATE … WHERE <lease or retention ended> RETURNING attempt`. Errors
+ * come back as a rejected promise, which the receiver answers 503 (the service retries).
+ *
+ * @example
+ * import { createReceiver } from '@hookline/core';
+ * import { sqliteStore } from '@hookline/sqlite';
+ *
+ * const store = sqliteStore({ filename: '/var/lib/myapp/hookline.db' }); // node:sqlite, Node 22.13+
+ * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store });
+ */
+export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
+  if ((options.filename === undefined) === (options.database === undefined)) {
+    throw new TypeError('sqliteStore: give either `filename` (opened with node:sqlite) or `database` (a database you opened)');
+  }
+  const table = quoteIdentifier(options.table ?? DEFAULT_TABLE);
+  const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
+  const busyTimeout = nonNegative('busyTimeoutMs', options.busyTimeoutMs ?? 2_000);
+  const pruneEvery = nonNegative('pruneEveryMs', options.pruneEveryMs ?? 3_600_000);
+  const synchronous = options.synchronous ?? (options.filename !== undefined ? 'normal' : undefined);
+  if (synchronous !== undefined && synchronous !== 'normal' && synchronous !== 'full') {
+    throw new RangeError(`sqliteStore: synchronous must be 'normal' or 'full', got ${JSON.stringify(synchronous)}`);
+  }
+
+  const owned = options.filename !== undefined ? openNodeSqlite(options.filename) : undefined;
+  const db: SqliteDatabaseLike = owned ?? (options.database as SqliteDatabaseLike);
+  let sql: Record<keyof ReturnType<typeof statements>, SqliteStatementLike>;
+  try {
+    // busy_timeout first: the schema statements may have to wait for another process's writes.
+    db.exec(`PRAGMA busy_timeout = ${busyTimeout}`);
+    db.exec('PRAGMA journal_mode = WAL');
+    if (synchronous !== undefined) db.exec(`PRAGMA synchronous = ${synchronous.toUpperCase()}`);
+    db.exec(schemaSql(options.table ?? DEFAULT_TABLE));
+    const text = statements(table);
+    sql = {
+      claim: db.prepare(text.claim),
+      read: db.prepare(text.read),
+      complete: db.prepare(text.complete),
+      release: db.prepare(text.release),
+      extend: db.prepare(text.extend),
+      prune: db.prepare(text.prune),
+    };
+  } catch (error) {
+    (owned as { close(): void } | undefined)?.close();
+    throw error;
+  }
+
+  const changed = (statement: SqliteStatementLike, ...params: SqliteValue[]): boolean => Number(statement.run(...params).changes) === 1;
+
+  function claim(key: string, token: string, leaseMs: number): ClaimResult {
+    for (let tries = 0; tries < CLAIM_TRIES; tries++) {
+      const now = Date.now();
+      const end = now + leaseMs;
+      const won = sql.claim.get(key, token, end, end + keep, now, now) as { attempt: number } | null | undefined;
+      if (won != null) return { state: 'acquired', attempt: Number(won.attempt) };
+      // A live lease or a retained completion: read which. Another process may have changed the row
+      // in between (released, expired, pruned): then the claim is tried again.
+      const row = sql.read.get(key) as { state: string; expires_at: number } | null | undefined;
+      if (row == null) continue;
+      const left = Number(row.expires_at) - Date.now();
+      if (left <= 0) continue;
+      if (row.state === 'c') return { state: 'completed' };
+      if (row.state === 'l') return { state: 'in_progress', retryAfterMs: left };
+    }
+    throw new Error(`sqliteStore: the record of ${JSON.stringify(key)} kept changing under ${CLAIM_TRIES} claims in a row`);
+  }
+
+  /** Runs one operation: its answer, or a rejected promise (data errors as StoreDataError). */
+  function guard<T>(run: () => T): T | Promise<never> {
+    try {
+      return run();
+    } catch (error) {
+      if (error instanceof StoreDataError || StoreDataError.is(error) || !isDataError(error)) return Promise.reject(error);
+      return Promise.reject(new StoreDataError(`sqliteStore: SQLite refused the data: ${(error as Error).message}`, { cause: error }));
+    }
+  }
+
+  function prune(): number {
+    let deleted = 0;
+    for (;;) {
+      const n = Number(sql.prune.run(Date.now(), PRUNE_CHUNK).changes);
+      deleted += n;
+      if (n < PRUNE_CHUNK) return deleted;
+    }
+  }
+
+  const timer =
+    pruneEvery > 0
+      ? setInterval(() => {
+          try {
+            prune();
+          } catch (error) {
+            process.emitWarning(
+              `sqliteStore: prune failed (${error instanceof Error ? error.message : String(error)}); it runs again later`,
+            );
+          }
+        }, pruneEvery)
+      : undefined;
+  timer?.unref();
+
+  return {
+    table,
+    claim: (key, token, leaseMs) =>
+      guard(() => {
+        checkKey(key);
+        return claim(key, token, ms('leaseMs', leaseMs));
+      }),
+    complete: (key, token, retentionMs) =>
+      guard(() => {
+        checkKey(key);
+        const end = Date.now() + ms('retentionMs', retentionMs);
+        return changed(sql.complete, end, end, key, token);
+      }),
+    release: (key, token) =>
+      guard(() => {
+        checkKey(key);
+        const now = Date.now();
+        return changed(sql.release, now, now + keep, key, token);
+      }),
+    extend: (key, token, leaseMs) =>
+      guard(() => {
+        checkKey(key);
+        const end = Date.now() + ms('leaseMs', leaseMs);
+        return changed(sql.extend, end, end + keep, key, token);
+      }),
+    prune,
+    close() {
+      if (timer !== undefined) clearInterval(timer);
+      owned?.close();
+    },
+  };
+}
