@@ -112,6 +112,7 @@ const TESTING_KIT_EXPORTS = [
 ];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
+const OTEL_EXPORTS = ['HooklineInstrumentation'];
 
 /** Every entry point users import, with its pinned list. */
 const PINNED: Record<string, readonly string[]> = {
@@ -131,6 +132,7 @@ const PINNED: Record<string, readonly string[]> = {
   '@hookline/testing': TESTING_EXPORTS,
   '@hookline/testing/kit': TESTING_KIT_EXPORTS,
   '@hookline/cli': CLI_EXPORTS,
+  '@hookline/otel': OTEL_EXPORTS,
   '@hookline/otel': OTEL_EXPORTS,
 };
 

@@ -1,0 +1,117 @@
+import { type Attributes, type Counter, type Histogram, type Meter, type UpDownCounter, ValueType } from '@opentelemetry/api';
+import type { DeliveryTrace, StoreOperationMessage } from './channels';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HOOKLINE_EVENT,
+  ATTR_HOOKLINE_OUTCOME,
+  ATTR_HOOKLINE_REASON,
+  ATTR_HOOKLINE_STORE_OPERATION,
+  METRIC_DELIVERIES,
+  METRIC_DELIVERY_DELAY,
+  METRIC_DELIVERY_DURATION,
+  METRIC_INFLIGHT,
+  METRIC_STORE_DURATION,
+  METRIC_VERIFICATION_FAILURES,
+} from './semconv';
+import { errorType } from './error-type';
+
+// Bucket boundaries in seconds. Handlers and stores answer in micro- to milliseconds; the delay spans
+// the service's whole retry schedule (the last attempt comes ~31 h after the event).
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 30];
+const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const DELAY_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 150, 300, 900, 1800, 3600, 7200, 21600, 43200, 86400, 115200];
+
+/** The six instruments, created from one meter; `setMeterProvider` makes a fresh set. */
+export class DeliveryMetrics {
+  private readonly deliveries: Counter;
+  private readonly duration: Histogram;
+  private readonly verificationFailures: Counter;
+  private readonly storeDuration: Histogram;
+  private readonly delay: Histogram;
+  private readonly inflight: UpDownCounter;
+  // Attribute sets that repeat on every delivery, made once.
+  private readonly durationAttributes = new Map<string, Attributes>();
+  private readonly storeAttributes = new Map<string, Attributes>();
+
+  constructor(meter: Meter) {
+    this.deliveries = meter.createCounter(METRIC_DELIVERIES, {
+      description: 'Deliveries answered (receive) or jobs run (work), by outcome and event.',
+      unit: '{delivery}',
+      valueType: ValueType.INT,
+    });
+    this.duration = meter.createHistogram(METRIC_DELIVERY_DURATION, {
+      description: 'Time from receipt to the answer (receive) or from the job start to its end (work), by outcome.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    });
+    this.verificationFailures = meter.createCounter(METRIC_VERIFICATION_FAILURES, {
+      description: 'Deliveries refused for their signature (INVALID_SIGNATURE) or a timestamp outside the replay window, by reason.',
+      unit: '{delivery}',
+      valueType: ValueType.INT,
+    });
+    this.storeDuration = meter.createHistogram(METRIC_STORE_DURATION, {
+      description: 'Idempotency store and queue operations, by operation.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: STORE_BUCKETS },
+    });
+    this.delay = meter.createHistogram(METRIC_DELIVERY_DELAY, {
+      description: "Receipt time minus the delivery body's timestamp: how late the service's attempts arrive.",
+      unit: 's',
+      advice: { explicitBucketBoundaries: DELAY_BUCKETS },
+    });
+    this.inflight = meter.createUpDownCounter(METRIC_INFLIGHT, {
+      description: 'Deliveries being processed right now.',
+      unit: '{delivery}',
+      valueType: ValueType.INT,
+    });
+  }
+
+  started(): void {
+    this.inflight.add(1);
+  }
+
+  /** Records a settled delivery; `seconds` is its duration. */
+  settled(trace: DeliveryTrace, outcome: string, seconds: number): void {
+    this.inflight.add(-1);
+    const { event } = trace;
+    this.deliveries.add(
+      1,
+      event === undefined ? { [ATTR_HOOKLINE_OUTCOME]: outcome } : { [ATTR_HOOKLINE_OUTCOME]: outcome, [ATTR_HOOKLINE_EVENT]: event },
+    );
+    let attributes = this.durationAttributes.get(outcome);
+    if (attributes === undefined) {
+      attributes = { [ATTR_HOOKLINE_OUTCOME]: outcome };
+      this.durationAttributes.set(outcome, attributes);
+    }
+    this.duration.record(seconds, attributes);
+    // Work mode re-runs a delivery already measured on receipt: its delay would count twice. A body
+    // stamped ahead of this clock (skew, up to the 5 min the receiver allows) counts as no delay:
+    // histograms take no negative values.
+    if (trace.mode === 'receive' && trace.timestampMs !== undefined) {
+      this.delay.record(Math.max(0, trace.receivedAt - trace.timestampMs) / 1000);
+    }
+    if (outcome === 'rejected' && isVerificationFailure(trace)) {
+      this.verificationFailures.add(1, { [ATTR_HOOKLINE_REASON]: trace.reason ?? 'unknown' });
+    }
+  }
+
+  store(message: StoreOperationMessage): void {
+    let attributes: Attributes | undefined;
+    if (message.error === undefined) {
+      attributes = this.storeAttributes.get(message.operation);
+      if (attributes === undefined) {
+        attributes = { [ATTR_HOOKLINE_STORE_OPERATION]: message.operation };
+        this.storeAttributes.set(message.operation, attributes);
+      }
+    } else {
+      attributes = { [ATTR_HOOKLINE_STORE_OPERATION]: message.operation, [ATTR_ERROR_TYPE]: errorType(message.error) };
+    }
+    this.storeDuration.record(message.durationMs / 1000, attributes);
+  }
+}
+
+/** A bad signature (any reason: missing, malformed, mismatch, no_secret) or a timestamp outside the replay window. */
+function isVerificationFailure(trace: DeliveryTrace): boolean {
+  if (trace.code === 'INVALID_SIGNATURE') return true;
+  return trace.code === 'VALIDATION_ERROR' && (trace.reason === 'too_old' || trace.reason === 'in_future');
+}

@@ -1,0 +1,215 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import {
+  type Attributes,
+  context,
+  type Link,
+  type MeterProvider,
+  metrics,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import { DELIVERY_ASYNC_END, DELIVERY_START, type DeliveryTrace, STORE_CHANNEL, type StoreOperationMessage } from './channels';
+import { DeliveryMetrics } from './delivery-metrics';
+import { errorType } from './error-type';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HOOKLINE_ATTEMPT,
+  ATTR_HOOKLINE_EVENT,
+  ATTR_HOOKLINE_MODE,
+  ATTR_HOOKLINE_OUTCOME,
+  ATTR_HOOKLINE_REASON,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_MESSAGING_MESSAGE_ID,
+  ATTR_MESSAGING_OPERATION_NAME,
+  ATTR_MESSAGING_OPERATION_TYPE,
+  ATTR_MESSAGING_SYSTEM,
+  ERROR_TYPE_OTHER,
+  MESSAGING_SYSTEM,
+} from './semconv';
+import { formatTraceparent, linkFromTraceparent } from './trace-context';
+import { version } from './version';
+
+/** Options of `HooklineInstrumentation` (the shape every OpenTelemetry instrumentation config has). */
+export interface HooklineInstrumentationConfig {
+  /**
+   * Subscribe at construction. `registerInstrumentations()` and NodeSDK enable a disabled one anyway.
+   * @default true
+   */
+  enabled?: boolean;
+}
+
+const INSTRUMENTATION_NAME = '@hookline/otel';
+
+/** What the instrumentation keeps per delivery, on the core's trace object under its own symbol. */
+interface DeliveryState {
+  span: Span;
+  startedAt: number;
+  linked: boolean;
+}
+
+/**
+ * OpenTelemetry instrumentation for hookline: one CONSUMER span `process <event>` per delivery and
+ * the `hookline.*` metrics, from what `@hookline/core` publishes on `node:diagnostics_channel`. The
+ * delivery span is the child of the span active when the receiver starts (the HTTP server span),
+ * and the active span while the handlers run, so their own spans are its children. In answer-fast
+ * mode the receipt's span context travels with the queued job (W3C `traceparent`) and the worker's
+ * span links to it. No attribute ever holds the body, the signature or a header.
+ *
+ * It implements the `Instrumentation` interface of `@opentelemetry/instrumentation` without depending
+ * on it: nothing is patched, so none of its module-loading hooks are needed.
+ *
+ * @example
+ * import { NodeSDK } from '@opentelemetry/sdk-node';
+ * import { HooklineInstrumentation } from '@hookline/otel';
+ *
+ * const sdk = new NodeSDK({ instrumentations: [new HooklineInstrumentation()] });
+ * sdk.start();
+ */
+export class HooklineInstrumentation {
+  /** The instrumentation scope's name, `@hookline/otel`. */
+  readonly instrumentationName: string = INSTRUMENTATION_NAME;
+  /** The instrumentation scope's version (this package's). */
+  readonly instrumentationVersion: string = version;
+
+  private config: HooklineInstrumentationConfig;
+  private tracer: Tracer;
+  private metrics: DeliveryMetrics;
+  private subscribed = false;
+  // One key per instance: two instances never read each other's spans.
+  private readonly state = Symbol('@hookline/otel delivery');
+
+  constructor(config: HooklineInstrumentationConfig = {}) {
+    this.config = { enabled: true, ...config };
+    this.tracer = trace.getTracer(INSTRUMENTATION_NAME, version);
+    this.metrics = new DeliveryMetrics(metrics.getMeter(INSTRUMENTATION_NAME, version));
+    if (this.config.enabled) this.enable();
+  }
+
+  /** Subscribes to hookline's channels (idempotent). */
+  enable(): void {
+    if (this.subscribed) return;
+    this.subscribed = true;
+    subscribe(DELIVERY_START, this.onStart);
+    subscribe(DELIVERY_ASYNC_END, this.onSettled);
+    subscribe(STORE_CHANNEL, this.onStore);
+  }
+
+  /** Unsubscribes: the core stops publishing once nobody listens. Spans already started still end. */
+  disable(): void {
+    if (!this.subscribed) return;
+    this.subscribed = false;
+    unsubscribe(DELIVERY_START, this.onStart);
+    unsubscribe(DELIVERY_ASYNC_END, this.onSettled);
+    unsubscribe(STORE_CHANNEL, this.onStore);
+  }
+
+  /** Uses this provider's tracer from now on (the global one until then). */
+  setTracerProvider(tracerProvider: TracerProvider): void {
+    this.tracer = tracerProvider.getTracer(INSTRUMENTATION_NAME, version);
+  }
+
+  /** Uses this provider's meter from now on (the global one at construction until then). */
+  setMeterProvider(meterProvider: MeterProvider): void {
+    this.metrics = new DeliveryMetrics(meterProvider.getMeter(INSTRUMENTATION_NAME, version));
+  }
+
+  /** Replaces the configuration (`enabled` is read by `registerInstrumentations()`). */
+  setConfig(config: HooklineInstrumentationConfig = {}): void {
+    this.config = { enabled: true, ...config };
+  }
+
+  /** The configuration, with its defaults. */
+  getConfig(): HooklineInstrumentationConfig {
+    return this.config;
+  }
+
+  private readonly onStart = (message: unknown): void => {
+    const delivery = message as DeliveryTrace & Record<symbol, DeliveryState | undefined>;
+    const parent = context.active();
+    let links: Link[] | undefined;
+    if (delivery.traceparent !== undefined) {
+      const link = linkFromTraceparent(delivery.traceparent, delivery.tracestate);
+      if (link !== undefined) links = [link];
+    }
+    const span = this.tracer.startSpan(
+      'process',
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          [ATTR_MESSAGING_SYSTEM]: MESSAGING_SYSTEM,
+          [ATTR_MESSAGING_OPERATION_TYPE]: 'process',
+          [ATTR_MESSAGING_OPERATION_NAME]: 'process',
+          [ATTR_HOOKLINE_MODE]: delivery.mode,
+        },
+        links,
+      },
+      parent,
+    );
+    const active = trace.setSpan(parent, span);
+    delivery.runInScope = (fn) => context.with(active, fn);
+    if (delivery.mode === 'receive') {
+      // The core copies these into a queued job: the worker's span links back to this one.
+      const spanContext = span.spanContext();
+      const traceparent = formatTraceparent(spanContext);
+      if (traceparent !== undefined) {
+        delivery.traceparent = traceparent;
+        const tracestate = spanContext.traceState?.serialize();
+        if (tracestate) delivery.tracestate = tracestate;
+      }
+    }
+    delivery[this.state] = { span, startedAt: performance.now(), linked: links !== undefined };
+    this.metrics.started();
+  };
+
+  private readonly onSettled = (message: unknown): void => {
+    const delivery = message as DeliveryTrace & Record<symbol, DeliveryState | undefined>;
+    const state = delivery[this.state];
+    // Started before this instance subscribed, or settled twice: nothing of ours to end.
+    if (state === undefined) return;
+    delivery[this.state] = undefined;
+    const seconds = (performance.now() - state.startedAt) / 1000;
+    const outcome = delivery.outcome ?? 'rejected';
+    const { span } = state;
+    if (span.isRecording()) describeOutcome(span, delivery, outcome, state.linked);
+    span.end();
+    this.metrics.settled(delivery, outcome, seconds);
+  };
+
+  private readonly onStore = (message: unknown): void => {
+    this.metrics.store(message as StoreOperationMessage);
+  };
+}
+
+/** The span's name, attributes and status once the delivery's outcome is known. */
+function describeOutcome(span: Span, delivery: DeliveryTrace, outcome: string, linked: boolean): void {
+  const { event, deliveryId, attempt, status, code } = delivery;
+  if (event !== undefined) span.updateName(`process ${event}`);
+  const attributes: Attributes = { [ATTR_HOOKLINE_OUTCOME]: outcome };
+  if (event !== undefined) attributes[ATTR_HOOKLINE_EVENT] = event;
+  if (deliveryId !== undefined) attributes[ATTR_MESSAGING_MESSAGE_ID] = deliveryId;
+  if (attempt !== undefined) attributes[ATTR_HOOKLINE_ATTEMPT] = attempt;
+  if (status !== undefined) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = status;
+  if (delivery.reason !== undefined) attributes[ATTR_HOOKLINE_REASON] = delivery.reason;
+  if (outcome === 'rejected' || outcome === 'failed') {
+    // A refusal is named by its code; a handler failure by what it threw (PermanentFailure included:
+    // the delivery was answered 200 but never processed).
+    const type = outcome === 'rejected' || delivery.error === undefined ? (code ?? ERROR_TYPE_OTHER) : errorType(delivery.error);
+    attributes[ATTR_ERROR_TYPE] = type;
+    span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+    if (delivery.error !== undefined) span.recordException(toException(delivery.error));
+  }
+  span.setAttributes(attributes);
+  // A worker whose trace context arrived after `start`: link it now (Span.addLink exists since API 1.9).
+  if (!linked && delivery.mode === 'work' && delivery.traceparent !== undefined && typeof span.addLink === 'function') {
+    const link = linkFromTraceparent(delivery.traceparent, delivery.tracestate);
+    if (link !== undefined) span.addLink(link);
+  }
+}
+
+function toException(error: unknown): Error | string {
+  return error instanceof Error ? error : String(error);
+}

@@ -1,0 +1,26 @@
+import { createTraceState, isSpanContextValid, type Link, type SpanContext } from '@opentelemetry/api';
+
+// W3C Trace Context (https://www.w3.org/TR/trace-context/#traceparent-header), version 00:
+// version-traceid-parentid-flags. Written and read here rather than through the global propagator,
+// so a queued delivery keeps its link even when the application registered another propagator (or none).
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:-.*)?$/;
+
+/** The `traceparent` of a span context, or undefined for an invalid one (a no-op tracer's). */
+export function formatTraceparent(spanContext: SpanContext): string | undefined {
+  if (!isSpanContextValid(spanContext)) return undefined;
+  const flags = spanContext.traceFlags & 0xff;
+  return `00-${spanContext.traceId}-${spanContext.spanId}-${flags < 16 ? '0' : ''}${flags.toString(16)}`;
+}
+
+/** A span link to the context a `traceparent` (and `tracestate`) carries; undefined when it does not parse. */
+export function linkFromTraceparent(traceparent: string, tracestate: string | undefined): Link | undefined {
+  const match = TRACEPARENT.exec(traceparent);
+  if (match === null) return undefined;
+  const [, version, traceId, spanId, flags] = match as unknown as [string, string, string, string, string];
+  // Version ff is forbidden; a future version may append fields (the optional tail above), version 00 may not.
+  if (version === 'ff' || (version === '00' && traceparent.length !== 55)) return undefined;
+  const context: SpanContext = { traceId, spanId, traceFlags: Number.parseInt(flags, 16) & 0xff, isRemote: true };
+  if (!isSpanContextValid(context)) return undefined;
+  if (tracestate !== undefined && tracestate !== '') context.traceState = createTraceState(tracestate);
+  return { context };
+}
