@@ -1,5 +1,6 @@
 // Exactly-once across 3 receiver processes sharing the Redis store (issue 4).
 import { randomUUID } from 'node:crypto';
+import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { DATABASE_URL, REDIS_URL, requirePostgres, requireRedis } from '../support/servers';
 import { createRecords, startOwnRedis, startReceiver, type ReceiverProcess } from './harness';
@@ -29,6 +30,12 @@ describe.skipIf(servers.some((s) => !s.reachable))('exactly once across processe
   afterAll(async () => {
     await Promise.all(receivers.map((r) => r.stop()));
     await records?.drop();
+    // The records the receivers left in the shared Redis (completions live 72 h otherwise).
+    const admin = await createClient({ url: REDIS_URL }).connect();
+    for await (const keys of admin.scanIterator({ MATCH: `hookline-eo-${run}:*`, COUNT: 1_000 })) {
+      if (keys.length > 0) await admin.unlink(keys);
+    }
+    await admin.close();
   });
 
   it('handles 1,000 deliveries, each posted 3 times at once to 3 processes, exactly once', async () => {
