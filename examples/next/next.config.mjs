@@ -15,6 +15,8 @@ const nextConfig = {
     },
   },
   outputFileTracingRoot: repo,
+  // The build test writes elsewhere, so it never collides with a running `next dev`.
+  distDir: process.env.NEXT_DIST_DIR ?? '.next',
 };
 
 export default nextConfig;

@@ -2,7 +2,7 @@
 // major `@hookline/next` claims (15 and 16), each served by a real `next build` + `next start` of
 // test/fixtures/next-app (built once per major, both at once; reused while their sources are unchanged).
 // startNextApp() checks that each server announces the major it stands for.
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildNextApp, NEXT_MAJORS, type NextMajor, type NextServer, startNextApp } from './support/next-app';
 import { describeAdapterScenarios } from './support/scenarios';
 import type { Run } from './support/test-receiver';
@@ -44,3 +44,19 @@ for (const major of NEXT_MAJORS) {
     runs,
   }));
 }
+
+// The fixture app was built (beforeAll) with a route whose secret is unset: `next build` loads route
+// modules to collect page data, so a receiver that threw at start-up would have failed the build.
+describe.each(NEXT_MAJORS)('Next %i: a route whose secret is unset at build and at run time', (major) => {
+  it('builds, and answers every delivery 500 CONFIGURATION_ERROR naming the fix', async () => {
+    const response = await fetch(`${servers.get(major)!.base}/unset-secret`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-signature': 'a'.repeat(64) },
+      body: '{}',
+    });
+    expect(response.status).toBe(500);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('CONFIGURATION_ERROR');
+    expect(error.message).toMatch(/signingSecret/);
+  });
+});
