@@ -23,13 +23,14 @@ if (!secret) {
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 // No offline queue: while Redis is away a claim fails at once, the receiver answers 503 without
-// running handlers, and the service retries later (fail closed) instead of the request hanging.
+// running handlers, and the service retries later (fail closed) instead of the request hanging. A
+// Redis that hangs without closing the connection is bounded by the receiver (storeTimeoutMs, 5 s).
 // Reconnect after a lost connection, but give up at start-up: a wrong REDIS_URL should be an exit.
 let everConnected = false;
 const client = createClient({
   url: redisUrl,
   disableOfflineQueue: true,
-  socket: { reconnectStrategy: (retries, cause) => (everConnected ? Math.min(100 * retries, 2_000) : cause) },
+  socket: { connectTimeout: 2_000, reconnectStrategy: (retries, cause) => (everConnected ? Math.min(100 * retries, 2_000) : cause) },
 });
 client.on('error', (error: Error) => console.error(`[redis] ${error.message}`));
 try {
