@@ -10,6 +10,7 @@ Commands:
   sign [file|-]    print the x-service-signature of a body
   verify [file|-]  check a signature against a body and explain a mismatch
   events           list the 29 catalogue events and what they mean
+  queue            list and replay the dead letters of answer-fast mode's queue
 
 Run "hookline <command> --help" for a command's options.
 Every command takes --json for machine-readable output.
@@ -102,4 +103,32 @@ Lists the 29 events of the service's catalogue, grouped, with a one-line meaning
 Options:
   --json                print the catalogue as JSON
   -h, --help            show this help`,
+
+  queue: `Usage: hookline queue dead-letters [options]
+       hookline queue replay <deliveryId> | --all [options]
+
+Lists the dead letters of answer-fast mode's queue (deliveries whose job failed for good), newest
+first, or puts one or all of them back in the queue with every try available again.
+
+Options:
+  --backend <name>      bullmq or pg-boss (default: the one whose URL is set)
+  --redis-url <url>     BullMQ's Redis (or REDIS_URL)
+  --database-url <url>  pg-boss's PostgreSQL (or DATABASE_URL)
+  --queue <name>        the queue name (default hookline-deliveries)
+  --prefix <prefix>     BullMQ's key prefix (default bull)
+  --schema <schema>     pg-boss's schema (default pgboss)
+  --limit <n>           dead letters listed at most (default 100)
+  --all                 replay every dead letter
+  --json                print the dead letters, or the replay's outcome, as JSON
+  -h, --help            show this help
+
+The backend package is loaded when needed: npm install @hookline/bullmq bullmq ioredis, or
+npm install @hookline/pg-boss pg-boss@10.
+
+Examples:
+  hookline queue dead-letters --backend bullmq --redis-url redis://127.0.0.1:6379
+  hookline queue replay wdl_8f2c… --backend pg-boss --database-url $DATABASE_URL
+  hookline queue replay --all --backend bullmq
+
+Exit code 1 when the queue cannot be reached, or the deliveryId is not a dead letter.`,
 };

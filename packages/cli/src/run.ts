@@ -3,6 +3,7 @@ import type { CommandContext } from './command';
 import { eventsCommand } from './events-command';
 import { HELP } from './help';
 import { processIo, UsageError, type CliIo } from './io';
+import { QUEUE_OPTIONS, queueCommand } from './queue-command';
 import { sendCommand } from './send-command';
 import { signCommand } from './sign-command';
 import { simulateCommand } from './simulate-command';
@@ -39,6 +40,7 @@ const COMMANDS: Record<string, { options: Options; run: (context: CommandContext
   sign: { options: { secret: { type: 'string' } }, run: signCommand },
   verify: { options: { secret: { type: 'string' }, signature: { type: 'string' } }, run: verifyCommand },
   events: { options: {}, run: eventsCommand },
+  queue: { options: QUEUE_OPTIONS, run: (context) => queueCommand(context) },
 };
 
 /** Exit codes: 0 ok, 1 a delivery or check failed, 2 usage error. */

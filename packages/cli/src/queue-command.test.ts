@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { bullmqQueue } from '@hookline/bullmq';
+import type { DeliveryQueue, QueuedDelivery } from '@hookline/core/adapter';
+import { pgBossQueue } from '@hookline/pg-boss';
+import { createDelivery, requireServer } from '@hookline/testing';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import type { CliIo } from './io';
+import { queueCommand } from './queue-command';
+import { run } from './run';
+import { styleFor } from './style';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const redis = await requireServer('Redis', REDIS_URL);
+const postgres = await requireServer('PostgreSQL', DATABASE_URL);
+
+function fakeIo(env: Record<string, string> = {}) {
+  const out = { stdout: '', stderr: '' };
+  const io: CliIo = {
+    stdout: { write: (chunk: string) => (out.stdout += chunk) },
+    stderr: { write: (chunk: string) => (out.stderr += chunk) },
+    stdin: (async function* () {})(),
+    env: { NO_COLOR: '1', ...env },
+  };
+  return { io, out };
+}
+
+async function cli(argv: string[], env: Record<string, string> = {}) {
+  const { io, out } = fakeIo(env);
+  const code = await run(['queue', ...argv], io);
+  return { code, ...out };
+}
+
+function queued(): QueuedDelivery {
+  return { delivery: createDelivery('call.completed', { durationSeconds: 42 }), receivedAt: Date.now(), secretIndex: 0 };
+}
+
+/** Enqueues `count` jobs and lets a worker dead-letter each at once; resolves with their deliveryIds. */
+async function deadLetters(queue: DeliveryQueue, count: number): Promise<string[]> {
+  const jobs = Array.from({ length: count }, queued);
+  for (const job of jobs) await queue.enqueue(job);
+  const worker = queue.work(async () => ({ status: 'dead', reason: 'PermanentFailure: no such call' }), { concurrency: 2 });
+  await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(count), { timeout: 10_000, interval: 50 });
+  await worker.close();
+  return jobs.map((job) => job.delivery.deliveryId);
+}
+
+describe('hookline queue: usage', () => {
+  it('has help, and answers usage errors with exit code 2', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: hookline queue dead-letters');
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [[], {}, /name an action: dead-letters or replay/],
+      [['purge'], {}, /unknown action "purge"/],
+      [['dead-letters'], {}, /--backend bullmq or --backend pg-boss is required/],
+      [['dead-letters', '--backend', 'kafka'], {}, /--backend must be bullmq or pg-boss/],
+      [['dead-letters', '--backend', 'bullmq'], {}, /--redis-url \(or REDIS_URL\) is required/],
+      [['dead-letters', '--backend', 'pg-boss'], {}, /--database-url \(or DATABASE_URL\) is required/],
+      [['replay', '--backend', 'bullmq', '--redis-url', REDIS_URL], {}, /replay takes one deliveryId, or --all/],
+      [['replay', 'wdl_a', '--all', '--backend', 'bullmq', '--redis-url', REDIS_URL], {}, /replay takes one deliveryId, or --all/],
+      [['dead-letters', '--limit', '0'], { REDIS_URL }, /--limit must be a positive integer/],
+    ];
+    for (const [argv, env, message] of cases) {
+      const result = await cli(argv, env);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.stderr, argv.join(' ')).toMatch(message);
+    }
+  });
+
+  it('says how to install a backend that is missing (exit code 1)', async () => {
+    const { io, out } = fakeIo();
+    const missing = Object.assign(new Error("Cannot find package '@hookline/pg-boss'"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const code = await queueCommand(
+      { values: { backend: 'pg-boss', 'database-url': DATABASE_URL }, positionals: ['dead-letters'], io, style: styleFor({}, {}) },
+      () => Promise.reject(missing),
+    );
+    expect(code).toBe(1);
+    expect(out.stderr).toContain(
+      'the pg-boss backend is not installed here. Install it next to @hookline/cli: npm install @hookline/pg-boss pg-boss@10',
+    );
+  });
+
+  it('fails with exit code 1 when the queue cannot be reached', async () => {
+    const result = await cli(['dead-letters', '--backend', 'bullmq', '--redis-url', 'redis://127.0.0.1:1']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/hookline queue: dead-letters failed/);
+  });
+});
+
+describe.skipIf(!redis.reachable)('hookline queue (BullMQ)', () => {
+  const name = `hookline-cli-test-${randomUUID().slice(0, 8)}`;
+  const queue = bullmqQueue({ connection: { url: REDIS_URL, maxRetriesPerRequest: null }, name, onError: () => {} });
+  afterAll(async () => {
+    await queue.queue.obliterate({ force: true });
+    await queue.close();
+  });
+
+  it('lists the dead letters (table and JSON), replays one, then all', async () => {
+    const ids = await deadLetters(queue, 3);
+    const table = await cli(['dead-letters', '--queue', name], { REDIS_URL });
+    expect(table.code).toBe(0);
+    for (const id of ids) expect(table.stdout).toContain(id);
+    expect(table.stdout).toMatch(/call\.completed\s+1\s+\S+Z\s+PermanentFailure: no such call/);
+    expect(table.stdout).toContain('3 dead letters.');
+
+    const json = await cli(['dead-letters', '--queue', name, '--backend', 'bullmq', '--redis-url', REDIS_URL, '--json', '--limit', '2']);
+    expect(json.code).toBe(0);
+    const listed = JSON.parse(json.stdout);
+    expect(listed).toHaveLength(2);
+    expect(listed[0]).toMatchObject({ event: 'call.completed', attempts: 1, lastError: 'PermanentFailure: no such call' });
+
+    const one = await cli(['replay', ids[0] as string, '--queue', name], { REDIS_URL });
+    expect(one).toMatchObject({ code: 0, stdout: `Replayed ${ids[0]}: it is back in the queue.\n` });
+    const again = await cli(['replay', ids[0] as string, '--queue', name, '--json'], { REDIS_URL });
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout)).toEqual({ deliveryId: ids[0], replayed: false });
+    const all = await cli(['replay', '--all', '--queue', name, '--json'], { REDIS_URL });
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.stdout)).toEqual({ replayed: 2 });
+    expect((await cli(['dead-letters', '--queue', name], { REDIS_URL })).stdout).toBe('No dead letters.\n');
+  });
+});
+
+describe.skipIf(!postgres.reachable)('hookline queue (pg-boss)', () => {
+  const schema = `hookline_cli_test_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+  const queue = pgBossQueue({
+    connectionString: DATABASE_URL,
+    bossOptions: { schema, supervise: false, schedule: false, max: 2 },
+    pollingIntervalMs: 50,
+    onError: () => {},
+  });
+  afterAll(async () => {
+    await (await queue.boss()).getDb().executeSql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`, []);
+    await queue.close();
+  });
+
+  it('lists the dead letters and replays them', async () => {
+    const ids = await deadLetters(queue, 2);
+    const env = { DATABASE_URL };
+    const listed = await cli(['dead-letters', '--schema', schema, '--json'], env);
+    expect(listed.code).toBe(0);
+    expect(
+      JSON.parse(listed.stdout)
+        .map((letter: { deliveryId: string }) => letter.deliveryId)
+        .sort(),
+    ).toEqual([...ids].sort());
+    expect((await cli(['replay', ids[1] as string, '--schema', schema], env)).code).toBe(0);
+    expect(JSON.parse((await cli(['replay', '--all', '--schema', schema, '--backend', 'pg-boss', '--json'], env)).stdout)).toEqual({
+      replayed: 1,
+    });
+    expect((await cli(['dead-letters', '--schema', schema], env)).stdout).toBe('No dead letters.\n');
+  });
+});

@@ -1,0 +1,170 @@
+import type { DeadLetter, DeliveryQueue } from '@hookline/core/adapter';
+import type { CommandContext } from './command';
+import { type CliIo, parsePositive, UsageError } from './io';
+
+/** The backends `hookline queue` can open, and what to install for each. */
+const BACKENDS = {
+  bullmq: { install: 'npm install @hookline/bullmq bullmq ioredis', url: 'redis-url', env: 'REDIS_URL' },
+  'pg-boss': { install: 'npm install @hookline/pg-boss pg-boss@10', url: 'database-url', env: 'DATABASE_URL' },
+} as const;
+type Backend = keyof typeof BACKENDS;
+
+/** The options of `hookline queue`, for the dispatcher's argument parser. */
+export const QUEUE_OPTIONS = {
+  backend: { type: 'string' },
+  'redis-url': { type: 'string' },
+  'database-url': { type: 'string' },
+  queue: { type: 'string' },
+  prefix: { type: 'string' },
+  schema: { type: 'string' },
+  limit: { type: 'string' },
+  all: { type: 'boolean' },
+} as const;
+
+/** Loads a backend package by name; tests pass their own to play a missing package. */
+export type ModuleLoader = (specifier: '@hookline/bullmq' | '@hookline/pg-boss') => Promise<unknown>;
+
+// Literal specifiers, so bundlers keep them external; the packages are optional peers of the CLI.
+const loadModule: ModuleLoader = (specifier) =>
+  specifier === '@hookline/bullmq' ? import('@hookline/bullmq') : import('@hookline/pg-boss');
+
+function isModuleMissing(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+}
+
+/** A failure that is not a usage error: printed as is, exit code 1. */
+export class QueueCommandError extends Error {
+  override name = 'QueueCommandError';
+}
+
+function chooseBackend(values: CommandContext['values'], env: CliIo['env']): Backend {
+  const named = values.backend;
+  if (typeof named === 'string') {
+    if (named in BACKENDS) return named as Backend;
+    throw new UsageError(`--backend must be bullmq or pg-boss, got ${JSON.stringify(named)}`, 'queue');
+  }
+  // Without --backend, the one URL given decides.
+  const redis = values['redis-url'] ?? env.REDIS_URL;
+  const postgres = values['database-url'] ?? env.DATABASE_URL;
+  if (redis !== undefined && postgres === undefined) return 'bullmq';
+  if (postgres !== undefined && redis === undefined) return 'pg-boss';
+  throw new UsageError(
+    '--backend bullmq or --backend pg-boss is required (both or neither of REDIS_URL and DATABASE_URL are set)',
+    'queue',
+  );
+}
+
+/** Opens the queue the options name; the caller closes it. */
+export async function openQueue(
+  values: CommandContext['values'],
+  env: CliIo['env'],
+  load: ModuleLoader = loadModule,
+): Promise<DeliveryQueue> {
+  const backend = chooseBackend(values, env);
+  const { install, url: urlOption, env: urlEnv } = BACKENDS[backend];
+  const url = (values[urlOption] as string | undefined) ?? env[urlEnv];
+  if (url === undefined || url === '') throw new UsageError(`--${urlOption} (or ${urlEnv}) is required for --backend ${backend}`, 'queue');
+  const name = typeof values.queue === 'string' ? values.queue : undefined;
+  let loaded: unknown;
+  try {
+    loaded = await load(backend === 'bullmq' ? '@hookline/bullmq' : '@hookline/pg-boss');
+  } catch (error) {
+    if (!isModuleMissing(error)) throw error;
+    throw new QueueCommandError(`the ${backend} backend is not installed here. Install it next to @hookline/cli: ${install}`);
+  }
+  const quiet = () => {};
+  if (backend === 'bullmq') {
+    const { bullmqQueue } = loaded as typeof import('@hookline/bullmq');
+    // One try per command and no reconnection loop: a CLI should fail fast and say why.
+    return bullmqQueue({
+      connection: { url, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => null },
+      ...(name === undefined ? {} : { name }),
+      ...(typeof values.prefix === 'string' ? { prefix: values.prefix } : {}),
+      onError: quiet,
+    });
+  }
+  const { pgBossQueue } = loaded as typeof import('@hookline/pg-boss');
+  return pgBossQueue({
+    connectionString: url,
+    bossOptions: { supervise: false, schedule: false, max: 2, ...(typeof values.schema === 'string' ? { schema: values.schema } : {}) },
+    ...(name === undefined ? {} : { name }),
+    onError: quiet,
+  });
+}
+
+function formatDeadLetters(letters: DeadLetter[], style: CommandContext['style']): string {
+  if (letters.length === 0) return 'No dead letters.';
+  const rows = letters.map((letter) => [
+    letter.deliveryId,
+    letter.event,
+    String(letter.attempts),
+    letter.failedAt.toISOString(),
+    letter.lastError,
+  ]);
+  const header = ['deliveryId', 'event', 'tries', 'failed at', 'last error'];
+  const widths = header.slice(0, 4).map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
+  const line = (cells: string[]) => cells.map((cell, column) => (column < 4 ? cell.padEnd(widths[column] as number) : cell)).join('  ');
+  return [style.bold(line(header)), ...rows.map(line), style.dim(`${letters.length} dead letter${letters.length === 1 ? '' : 's'}.`)].join(
+    '\n',
+  );
+}
+
+/**
+ * `hookline queue dead-letters` and `hookline queue replay <deliveryId|--all>`: the dead letters of
+ * answer-fast mode's queue (BullMQ or pg-boss), listed and put back.
+ */
+export async function queueCommand({ values, positionals, io, style }: CommandContext, load: ModuleLoader = loadModule): Promise<number> {
+  const [action, ...rest] = positionals;
+  if (action !== 'dead-letters' && action !== 'replay') {
+    throw new UsageError(
+      action === undefined
+        ? 'name an action: dead-letters or replay'
+        : `unknown action ${JSON.stringify(action)}: use dead-letters or replay`,
+      'queue',
+    );
+  }
+  const all = values.all === true;
+  if (action === 'replay' && (all ? rest.length !== 0 : rest.length !== 1)) {
+    throw new UsageError('replay takes one deliveryId, or --all', 'queue');
+  }
+  if (action === 'dead-letters' && rest.length !== 0)
+    throw new UsageError(`dead-letters takes no argument, got ${JSON.stringify(rest[0])}`, 'queue');
+  const limit = typeof values.limit === 'string' ? parsePositive(values.limit, 'limit', 'queue', true) : 100;
+
+  let queue: DeliveryQueue;
+  try {
+    queue = await openQueue(values, io.env, load);
+  } catch (error) {
+    if (error instanceof QueueCommandError) {
+      io.stderr.write(`hookline queue: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  try {
+    if (action === 'dead-letters') {
+      const letters = await queue.deadLetters({ limit });
+      io.stdout.write(`${values.json === true ? JSON.stringify(letters, null, 2) : formatDeadLetters(letters, style)}\n`);
+      return 0;
+    }
+    if (all) {
+      const replayed = await queue.replayAll();
+      io.stdout.write(
+        values.json === true ? `${JSON.stringify({ replayed })}\n` : `Replayed ${replayed} dead letter${replayed === 1 ? '' : 's'}.\n`,
+      );
+      return 0;
+    }
+    const deliveryId = rest[0] as string;
+    const replayed = await queue.replay(deliveryId);
+    if (values.json === true) io.stdout.write(`${JSON.stringify({ deliveryId, replayed })}\n`);
+    else if (replayed) io.stdout.write(`Replayed ${deliveryId}: it is back in the queue.\n`);
+    else io.stderr.write(`hookline queue: ${deliveryId} is not among the dead letters (nothing replayed)\n`);
+    return replayed ? 0 : 1;
+  } catch (error) {
+    io.stderr.write(`hookline queue: ${action} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    await queue.close().catch(() => {});
+  }
+}
