@@ -1,0 +1,66 @@
+/**
+ * One saturation-suite server: `tsx server.ts hand-written|bridge|handle`, each doing the same work on
+ * node:http (verify the HMAC, parse, de-duplicate on the deliveryId, answer JSON):
+ *   hand-written  a receiver written by hand: HMAC, timingSafeEqual, JSON.parse, a Map of seen ids;
+ *   bridge        hookline's node:http bridge (createNodeHandler) with the memory store;
+ *   handle        receiver.handle behind a hand-written body reader and writer (the receiver alone).
+ * The protocol (port on stdout, CPU on IPC) is bench-server.ts's.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createNodeHandler, createReceiver, memoryStore } from '@hookline/core';
+import { benchMeter } from '../lib/bench-server';
+import { BENCH_SECRET } from '../lib/payloads';
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+function readBody(req: IncomingMessage, done: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+}
+
+function send(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function handWritten(): Listener {
+  const seen = new Map<string, true>();
+  return (req, res) => {
+    if (req.method !== 'POST') return send(res, 405, '{"error":{"code":"METHOD_NOT_ALLOWED","message":"POST only"}}');
+    readBody(req, (body) => {
+      const signature = req.headers['x-service-signature'];
+      const expected = typeof signature === 'string' ? Buffer.from(signature, 'hex') : Buffer.alloc(0);
+      const digest = createHmac('sha256', BENCH_SECRET).update(body).digest();
+      if (expected.length !== 32 || !timingSafeEqual(digest, expected))
+        return send(res, 401, '{"error":{"code":"INVALID_SIGNATURE","message":"bad signature"}}');
+      const { deliveryId } = JSON.parse(body.toString('utf8')) as { deliveryId: string };
+      if (seen.has(deliveryId)) return send(res, 200, '{"ok":true,"duplicate":true}');
+      seen.set(deliveryId, true);
+      send(res, 200, '{"ok":true}');
+    });
+  };
+}
+
+function receiverWith(kind: 'bridge' | 'handle'): Listener {
+  const receiver = createReceiver({ secret: BENCH_SECRET, store: memoryStore() }).on('*', () => {});
+  if (kind === 'bridge') return createNodeHandler(receiver, { path: '/webhooks' }) as Listener;
+  return (req, res) => {
+    readBody(req, (body) => {
+      void receiver.handle({ body, headers: req.headers }).then((answer) => send(res, answer.status, answer.body));
+    });
+  };
+}
+
+const kind = process.argv[2];
+if (kind !== 'hand-written' && kind !== 'bridge' && kind !== 'handle') throw new Error(`server.ts: unknown kind ${kind}`);
+const listener = kind === 'hand-written' ? handWritten() : receiverWith(kind);
+const meter = benchMeter();
+const server = createServer((req, res) => {
+  meter.count();
+  listener(req, res);
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => meter.serve((server.address() as AddressInfo).port, () => server.close()));
