@@ -82,6 +82,7 @@ const TESTING_EXPORTS = [
   'requireServer',
   'serializeDelivery',
   'sign',
+  'startServiceEmulator',
   'summarise',
   'systemClock',
   'toBytes',
@@ -106,10 +107,12 @@ const TESTING_KIT_EXPORTS = [
   'peekEnvelope',
   'serializeDelivery',
   'sign',
+  'startServiceEmulator',
   'summarise',
   'systemClock',
   'toBytes',
 ];
+const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
@@ -131,6 +134,7 @@ const PINNED: Record<string, readonly string[]> = {
   '@hookline/pg-boss': PG_BOSS_EXPORTS,
   '@hookline/testing': TESTING_EXPORTS,
   '@hookline/testing/kit': TESTING_KIT_EXPORTS,
+  '@hookline/client': CLIENT_EXPORTS,
   '@hookline/cli': CLI_EXPORTS,
   '@hookline/otel': OTEL_EXPORTS,
   '@hookline/otel': OTEL_EXPORTS,

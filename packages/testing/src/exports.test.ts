@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import * as kit from './kit';
 
-// The public surface is pinned (STYLE.md 13): adding or removing an export is a deliberate change here.
+// The public surface is pinned (docs/ARCHITECTURE.md, "Conventions"): adding or removing an export is a deliberate change here.
 it('exports exactly these names from @hookline/testing/kit', () => {
   expect(Object.keys(kit).sort()).toEqual([
     'FIXTURE_SECRET',
@@ -23,6 +23,7 @@ it('exports exactly these names from @hookline/testing/kit', () => {
     'peekEnvelope',
     'serializeDelivery',
     'sign',
+    'startServiceEmulator',
     'summarise',
     'systemClock',
     'toBytes',

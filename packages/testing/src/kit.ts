@@ -35,3 +35,16 @@ export {
 export { createManualClock, systemClock, type Clock, type ManualClock, type TimerHandle } from './clock';
 export { RETRY_SCHEDULE_MS, SERVICE_TIMEOUT_MS, formatDuration } from './schedule';
 export { formatAttemptTable, formatSummary, summarise, type SimulationSummary, type TableStyle } from './attempt-table';
+
+// The local service emulator (webhook API, deliveries, inspector page)
+export {
+  startServiceEmulator,
+  type ServiceEmulator,
+  type ServiceEmulatorOptions,
+  type EmulatorRequest,
+  type EmulatorFault,
+  type EmulatedWebhook,
+  type EmulatedAttempt,
+  type EmulatedDelivery,
+  type EmittedDelivery,
+} from './emulator';
