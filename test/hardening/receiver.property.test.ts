@@ -10,6 +10,12 @@ import { webhookHandler as expressHandler } from '@hookline/express';
 import { hooklinePlugin } from '@hookline/fastify';
 import { webhookHandler as honoHandler } from '@hookline/hono';
 import { webhookApiRoute, webhookRoute } from '@hookline/next';
+import { webhookHandler as h3Handler } from '@hookline/h3';
+import { webhookMiddleware as koaMiddleware } from '@hookline/koa';
+import { HooklineModule } from '@hookline/nestjs';
+import { NestFactory } from '@nestjs/core';
+import { H3 } from 'h3';
+import Koa from 'koa';
 import Fastify from 'fastify';
 import { EVENT_NAMES } from '@hookline/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -173,18 +179,39 @@ describe('valid deliveries round-trip', () => {
     const pagesServer = await listen(createServer(webhookApiRoute(viaNextPages.receiver)));
     servers.push(pagesServer);
     entry['@hookline/next Pages Router'] = { seen: viaNextPages.seen, send: post(pagesServer.url) };
+
+    const viaKoa = recordingReceiver();
+    const koa = new Koa().use(koaMiddleware(viaKoa.receiver, { path: '/webhooks' }));
+    const koaServer = await listen(createServer(koa.callback()));
+    servers.push(koaServer);
+    entry['@hookline/koa'] = { seen: viaKoa.seen, send: post(koaServer.url) };
+
+    // h3 v2's fetch() runs its whole request path in process, like Hono's request().
+    const viaH3 = recordingReceiver();
+    const h3 = new H3().post('/webhooks', h3Handler(viaH3.receiver));
+    entry['@hookline/h3'] = {
+      seen: viaH3.seen,
+      send: async (body, headers) => (await h3.fetch(new Request('http://localhost/webhooks', { method: 'POST', body, headers }))).status,
+    };
+
+    const viaNest = recordingReceiver();
+    const nest = await NestFactory.create(HooklineModule.forRoot({ receiver: viaNest.receiver }), { logger: false });
+    await nest.listen(0, '127.0.0.1');
+    servers.push({ close: () => nest.close() });
+    entry['@hookline/nestjs'] = { seen: viaNest.seen, send: post(`${(await nest.getUrl()).replace('[::1]', '127.0.0.1')}/webhooks`) };
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.close()));
   });
 
-  const overHttp = ['node:http bridge', '@hookline/express', '@hookline/next Pages Router'];
+  const overHttp = ['node:http bridge', '@hookline/express', '@hookline/next Pages Router', '@hookline/koa', '@hookline/nestjs'];
   for (const name of [
     'receiver.handle',
     'receiver.fetch',
     '@hookline/hono',
     '@hookline/fastify',
     '@hookline/next App Router',
+    '@hookline/h3',
     ...overHttp,
   ]) {
     const http = overHttp.includes(name);

@@ -16,20 +16,20 @@ import { createTestReceiver, type Run } from './test-receiver';
 /** A started target and how to stop it. */
 export type RunningTarget = AdapterTarget & { close(): Promise<void> };
 
-function listen(server: Server): Promise<string> {
+export function listen(server: Server): Promise<string> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
   });
 }
 
-function closeServer(server: Server): Promise<void> {
+export function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
 /** One receiver for the good route, one for the misconfigured route, one list of runs. */
-function receivers() {
+export function receivers() {
   const runs: Run[] = [];
   const record = (run: Run) => runs.push(run);
   return { runs, receiver: createTestReceiver(record), misconfigured: createTestReceiver(record) };
@@ -131,3 +131,8 @@ export async function startNodeHttp(): Promise<RunningTarget> {
     close: () => closeServer(server),
   };
 }
+
+// Koa, h3 and NestJS live in their own files (one framework each); the matrix imports them from here.
+export { startKoa } from './koa-target';
+export { startH3 } from './h3-target';
+export { startNest } from './nest-target';

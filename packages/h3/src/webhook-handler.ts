@@ -1,0 +1,109 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HooklineError, type ReceiverEndpoint } from '@hookline/core';
+import {
+  bodyAlreadyParsed,
+  methodNotAllowed,
+  type NodeRequest,
+  type ReceiverAnswer,
+  readNodeBody,
+  readRequestBody,
+  writeNodeAnswer,
+} from '@hookline/core/adapter';
+
+const H3_FIX =
+  "Something read the body as text, JSON or form data before hookline did (h3 v2's readBody(), readValidatedBody() or event.req.json(), or a Node body parser in front of h3): mount the webhook route before that middleware (on h3 v1, readBody() keeps the raw bytes, so it may run first).";
+
+/** Where h3 v1's readBody()/readRawBody() keep the raw bytes they read (`Symbol.for`, shared with h3). */
+const H3_V1_RAW_BODY = Symbol.for('h3RawBody');
+
+/** The parts of an h3 v1 event the handler uses (`event.node`). */
+interface H3V1EventLike {
+  node: { req: IncomingMessage; res: ServerResponse };
+}
+
+/** The parts of an h3 v2 event the handler uses (`event.req` is a Web `Request`). */
+interface H3V2EventLike {
+  req: Request;
+  res: { status?: number; headers: Headers };
+}
+
+/** An h3 v1 or v2 event, structurally, so neither major's types are needed. */
+export type H3EventLike = H3V1EventLike | H3V2EventLike;
+
+/** An h3 event handler for v1 and v2 (`__is_handler__` is what v1's `defineEventHandler` sets). */
+export type H3WebhookHandler = ((event: H3EventLike) => Promise<string | undefined>) & { __is_handler__: true };
+
+function isV2(event: H3EventLike): event is H3V2EventLike {
+  return typeof (event as Partial<H3V2EventLike>).req?.arrayBuffer === 'function';
+}
+
+/**
+ * h3 v2: the bytes of `event.req`, h3's own Web request on every runtime, read as h3 reads it. It
+ * streams with the receiver's limit, and under any tighter one `bodyLimit()`/`assertBodySize()` set.
+ */
+async function answerV2(receiver: ReceiverEndpoint, event: H3V2EventLike): Promise<ReceiverAnswer> {
+  const request = event.req;
+  if (request.method !== 'POST') return receiver.answerError(methodNotAllowed(request.method));
+  if (request.bodyUsed) return receiver.answerError(bodyAlreadyParsed(H3_FIX));
+  const body = await readRequestBody(request, receiver.maxBodyBytes);
+  return receiver.handle({ body, headers: request.headers, url: request.url });
+}
+
+/** h3 v1: the raw bytes h3 already read and cached, else node's stream through the core bridge. */
+async function answerV1(receiver: ReceiverEndpoint, req: NodeRequest & { [H3_V1_RAW_BODY]?: unknown }): Promise<ReceiverAnswer> {
+  if (req.method !== 'POST') return receiver.answerError(methodNotAllowed(req.method ?? 'unknown'));
+  const cached = req[H3_V1_RAW_BODY];
+  let body: Uint8Array;
+  if (cached !== undefined) {
+    // readBody() reads the raw bytes first and keeps them: the exact bytes, even after a JSON parse.
+    const bytes = await cached;
+    if (!(bytes instanceof Uint8Array)) return receiver.answerError(bodyAlreadyParsed(H3_FIX));
+    body = bytes; // receiver.handle() enforces maxBodyBytes on it
+  } else {
+    body = await readNodeBody(req, receiver.maxBodyBytes, H3_FIX);
+  }
+  return receiver.handle({ body, headers: req.headers, url: req.url });
+}
+
+/**
+ * An h3 event handler that serves a hookline receiver, on h3 v1 (Nuxt 3/4 server routes, Nitro 2)
+ * and h3 v2 (Nitro 3, `H3` apps). It streams the body with the receiver's size limit (413 before an
+ * oversized body is buffered): node's request through the core bridge on v1, h3's Web request on v2. Bytes
+ * h3 v1 already read (a middleware called `readBody`) are taken from h3's cache; a body h3 v2 already
+ * decoded is answered 500 `CONFIGURATION_ERROR`, naming the fix.
+ *
+ * @example
+ * // server/api/webhooks.post.ts (Nuxt)
+ * export default webhookHandler(receiver);
+ * // h3 v2
+ * app.post('/webhooks', webhookHandler(receiver));
+ */
+export function webhookHandler(receiver: ReceiverEndpoint): H3WebhookHandler {
+  const handler = async (event: H3EventLike): Promise<string | undefined> => {
+    // h3 v2's event.req is a Web Request (v2 also has a `node` alias, so that cannot tell them apart).
+    if (!isV2(event)) {
+      const { req, res } = event.node;
+      let answer: ReceiverAnswer;
+      try {
+        answer = await answerV1(receiver, req);
+      } catch (error) {
+        if (!HooklineError.is(error)) throw error; // the client went away mid-body
+        answer = receiver.answerError(error);
+      }
+      // Written on node's response: h3 v1 sees it handled and adds nothing.
+      writeNodeAnswer(res, answer);
+      return undefined;
+    }
+    let answer: ReceiverAnswer;
+    try {
+      answer = await answerV2(receiver, event);
+    } catch (error) {
+      if (!HooklineError.is(error)) throw error;
+      answer = receiver.answerError(error);
+    }
+    event.res.status = answer.status;
+    for (const [name, value] of Object.entries(answer.headers)) event.res.headers.set(name, value);
+    return answer.body;
+  };
+  return Object.assign(handler, { __is_handler__: true as const });
+}

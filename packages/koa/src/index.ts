@@ -1,0 +1,2 @@
+// The Koa adapter
+export { webhookMiddleware, type KoaWebhookMiddleware, type KoaWebhookOptions, type KoaContextLike } from './webhook-middleware';
