@@ -41,8 +41,11 @@ export async function openRunScope(): Promise<RunScope> {
       await pool.end();
     }
   }
+  // HOOKLINE_BENCH_STORES_ONLY=ioredis (say) measures that store against the memory store alone.
+  const only = (process.env.HOOKLINE_BENCH_STORES_ONLY ?? '').split(',').filter(Boolean);
   const kinds = STORE_KINDS.filter((kind) => {
     const server = serverOf(kind);
+    if (only.length > 0 && kind !== 'memory' && !only.includes(kind)) return false;
     return server === undefined || reachable.has(server);
   });
 

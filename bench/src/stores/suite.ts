@@ -4,7 +4,8 @@
  * process, interleaved in one run; (2) the latency of one claim + one complete (the two round trips
  * per delivery); (3) the memory store's bytes per completed record at 1,000,000 records. Prints one
  * markdown section; progress goes to stderr. Every key prefix and schema is this run's own and is
- * deleted at the end.
+ * deleted at the end. HOOKLINE_BENCH_STORES_ONLY (e.g. `ioredis,postgres`) measures only those stores
+ * beside the memory store, for a quicker comparison while working on one.
  */
 import { packageVersion } from '../lib/versions';
 import { measureBytesPerRecord } from './bytes-per-record';
