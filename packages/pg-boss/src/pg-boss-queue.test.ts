@@ -203,6 +203,23 @@ describe.skipIf(!server.reachable)('pgBossQueue', () => {
     expect((await boss.getJobById('close', jobIdFor(job.delivery.deliveryId)))?.state).toBe('completed');
   });
 
+  it('creates a new queue from several processes at once (pg-boss alone can deadlock there)', async () => {
+    const others = Array.from({ length: 3 }, () =>
+      pgBossQueue({
+        connectionString: DATABASE_URL,
+        name: 'created-at-once',
+        bossOptions: { schema, supervise: false, schedule: false, max: 2 },
+        ...fast,
+      }),
+    );
+    try {
+      const results = await Promise.all(others.map((queue) => queue.enqueue(queued('wdl_same_for_all'))));
+      expect(results.filter((result) => !result.duplicate)).toHaveLength(1);
+    } finally {
+      await Promise.all(others.map((queue) => queue.close()));
+    }
+  });
+
   it('rejects an enqueue when PostgreSQL is unreachable, and can be closed', async () => {
     const queue = pgBossQueue({ connectionString: 'postgres://postgres@127.0.0.1:1/test', commandTimeoutMs: 2_000, onError: () => {} });
     await expect(queue.enqueue(queued())).rejects.toThrow();

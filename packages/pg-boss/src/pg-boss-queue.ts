@@ -150,7 +150,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
         boss.on('error', onError);
         await boss.start();
       }
-      await boss.createQueue(name, { name, ...jobOptions }); // a no-op when it exists
+      await createQueueOnce(boss, name, jobOptions);
       return boss;
     })();
     // A failed start (PostgreSQL down) is tried again by the next call, not cached.
@@ -319,4 +319,22 @@ function replaySql(table: string, filter: string, attempts: number): string {
                  start_after = now(), output = NULL
            WHERE name = $1 AND state = 'failed' ${filter}
        RETURNING id`;
+}
+
+// pg-boss 10's createQueue is a no-op for a queue that exists, but two processes creating the same
+// new queue at once can deadlock in it (each adds its partition's foreign key): a web and a worker
+// process starting together do exactly that. Look first, and try again after a deadlock.
+async function createQueueOnce(boss: PgBoss, name: string, options: Omit<PgBoss.Queue, 'name'>): Promise<void> {
+  for (let tries = 1; ; tries++) {
+    if ((await boss.getQueue(name)) !== null) return;
+    try {
+      await boss.createQueue(name, { name, ...options });
+      return;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      // 40P01 deadlock_detected, 23505 unique_violation: another process is creating it right now.
+      if ((code !== '40P01' && code !== '23505') || tries >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 200 * tries));
+    }
+  }
 }
