@@ -20,7 +20,7 @@ function signedDelivery() {
   return { deliveryId, body: new Uint8Array(body), headers };
 }
 
-describe.each(['express', 'hono', 'fastify', 'next', 'node-http', 'koa', 'h3', 'nestjs'])('examples/%s', (name) => {
+describe.each(['express', 'hono', 'fastify', 'next', 'node-http', 'koa', 'h3', 'nestjs', 'observability'])('examples/%s', (name) => {
   let example: RunningExample;
   beforeAll(async () => {
     example = await startExample(name);

@@ -1,4 +1,4 @@
-import { type Attributes, type Counter, type Histogram, type Meter, type UpDownCounter, ValueType } from '@opentelemetry/api';
+import { type Attributes, type Counter, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
 import type { DeliveryTrace, StoreOperationMessage } from './channels';
 import {
   ATTR_ERROR_TYPE,
@@ -28,8 +28,11 @@ export class DeliveryMetrics {
   private readonly verificationFailures: Counter;
   private readonly storeDuration: Histogram;
   private readonly delay: Histogram;
-  private readonly inflight: UpDownCounter;
-  // Attribute sets that repeat on every delivery, made once.
+  // Deliveries in flight, counted here and observed by the up-down counter at each collection: two
+  // SDK recordings per delivery fewer than a synchronous instrument.
+  private inflight = 0;
+  // Attribute sets that repeat on every delivery, made once (event names: the verified ones, a few dozen).
+  private readonly deliveryAttributes = new Map<string, Attributes>();
   private readonly durationAttributes = new Map<string, Attributes>();
   private readonly storeAttributes = new Map<string, Attributes>();
 
@@ -59,26 +62,33 @@ export class DeliveryMetrics {
       unit: 's',
       advice: { explicitBucketBoundaries: DELAY_BUCKETS },
     });
-    this.inflight = meter.createUpDownCounter(METRIC_INFLIGHT, {
-      description: 'Deliveries being processed right now.',
-      unit: '{delivery}',
-      valueType: ValueType.INT,
-    });
+    meter
+      .createObservableUpDownCounter(METRIC_INFLIGHT, {
+        description: 'Deliveries being processed right now.',
+        unit: '{delivery}',
+        valueType: ValueType.INT,
+      })
+      .addCallback((result) => result.observe(this.inflight));
   }
 
   started(): void {
-    this.inflight.add(1);
+    this.inflight++;
   }
 
   /** Records a settled delivery; `seconds` is its duration. */
   settled(trace: DeliveryTrace, outcome: string, seconds: number): void {
-    this.inflight.add(-1);
+    this.inflight--;
     const { event } = trace;
-    this.deliveries.add(
-      1,
-      event === undefined ? { [ATTR_HOOKLINE_OUTCOME]: outcome } : { [ATTR_HOOKLINE_OUTCOME]: outcome, [ATTR_HOOKLINE_EVENT]: event },
-    );
-    let attributes = this.durationAttributes.get(outcome);
+    const key = event === undefined ? outcome : `${outcome} ${event}`;
+    let attributes = this.deliveryAttributes.get(key);
+    if (attributes === undefined) {
+      attributes =
+        event === undefined ? { [ATTR_HOOKLINE_OUTCOME]: outcome } : { [ATTR_HOOKLINE_OUTCOME]: outcome, [ATTR_HOOKLINE_EVENT]: event };
+      // Bounded all the same: a receiver with a catch-all handler sees whatever events the service adds.
+      if (this.deliveryAttributes.size < 1000) this.deliveryAttributes.set(key, attributes);
+    }
+    this.deliveries.add(1, attributes);
+    attributes = this.durationAttributes.get(outcome);
     if (attributes === undefined) {
       attributes = { [ATTR_HOOKLINE_OUTCOME]: outcome };
       this.durationAttributes.set(outcome, attributes);

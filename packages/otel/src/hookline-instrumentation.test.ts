@@ -140,14 +140,14 @@ describe('HooklineInstrumentation', () => {
     telemetry.instrumentation.enable();
     delivery.asyncEnd.publish(Object.assign(ctx, { outcome: 'handled' }));
     expect(telemetry.takeSpans()).toEqual([]);
-    expect(await telemetry.takePoints()).toEqual([]);
+    expect((await telemetry.takePoints()).map((point) => [point.name, point.value])).toEqual([['hookline.inflight', 0]]);
   });
 
   it('store operations: seconds by operation, and error.type when the store failed', async () => {
     store.publish({ operation: 'claim', durationMs: 2.5, deliveryId: 'wdl_store' });
     store.publish({ operation: 'claim', durationMs: 1, deliveryId: 'wdl_store', error: new RangeError('timed out') });
     store.publish({ operation: 'extend', durationMs: 4, deliveryId: 'wdl_store' });
-    const points = await telemetry.takePoints();
+    const points = (await telemetry.takePoints()).filter((point) => point.name === 'hookline.store.duration');
     expect(points.map((point) => [point.name, point.attributes, point.count, point.sum])).toEqual([
       ['hookline.store.duration', { 'hookline.store.operation': 'claim', 'error.type': 'RangeError' }, 1, 0.001],
       ['hookline.store.duration', { 'hookline.store.operation': 'claim' }, 1, 0.0025],
