@@ -75,7 +75,7 @@ describe('Postgres store under faults', () => {
       }
     });
 
-    // The receiver's limit (1 s) comes first with the store's default lockTimeoutMs (2 s); with a
+    // The receiver's limit (1 s) comes first with the store's default lockTimeoutMs (4 s); with a
     // shorter lockTimeoutMs the database gives up first (SQLSTATE 55P03). Both answer 503.
     for (const lockTimeoutMs of [undefined, 300]) {
       it(`claims blocked by another transaction's row locks (lockTimeoutMs ${lockTimeoutMs ?? 'default'}): 503 within the limit; unlocked, each completes once`, async () => {

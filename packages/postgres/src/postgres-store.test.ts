@@ -246,7 +246,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
   });
 
   describe('lock waits', () => {
-    it('fails a claim blocked by another transaction holding the row lock after lockTimeoutMs, not as a data error', async () => {
+    it('fails a claim blocked by another transaction holding the row lock after lockTimeoutMs, not as a data error; a completion waits', async () => {
       const pool = newPool();
       const store = postgresStore({ pool, schema, lockTimeoutMs: 300 });
       const holder = await admin.connect();
@@ -256,19 +256,20 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
         expect(await store.claim(key, token, 60_000)).toEqual({ state: 'acquired', attempt: 1 });
         await holder.query('BEGIN');
         await holder.query(`SELECT 1 FROM "${schema}".hookline_idempotency WHERE key = $1 FOR UPDATE`, [key]);
-        for (const operation of [
-          refusal(store.claim(key, randomUUID(), 60_000)),
-          refusal(store.complete(key, token, 60_000)),
-          refusal(store.release(key, token)),
-          refusal(store.extend(key, token, 60_000)),
-        ]) {
-          const error = (await operation) as { code?: string };
-          expect(error.code).toBe('55P03'); // lock_not_available: answered 503 by the receiver
-          expect(StoreDataError.is(error)).toBe(false);
-        }
+        const claim = await refusal(store.claim(key, randomUUID(), 60_000));
+        expect((claim as { code?: string }).code).toBe('55P03'); // lock_not_available: answered 503 by the receiver
+        expect(StoreDataError.is(claim)).toBe(false);
+        // A completion records work already done: it waits for the lock instead of giving up.
+        let completed: boolean | undefined;
+        const completion = Promise.resolve(store.complete(key, token, 60_000)).then((done) => {
+          completed = done;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        expect(completed).toBeUndefined();
         await holder.query('ROLLBACK');
-        // Nothing was written meanwhile: the owner still completes.
-        expect(await store.complete(key, token, 60_000)).toBe(true);
+        await completion;
+        expect(completed).toBe(true);
+        expect(await store.claim(key, randomUUID(), 60_000)).toEqual({ state: 'completed' });
         // The bound was the statements' own: the pool's sessions kept the server's setting.
         expect((await pool.query('SHOW lock_timeout')).rows[0]).toEqual({ lock_timeout: '0' });
       } finally {

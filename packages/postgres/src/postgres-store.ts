@@ -37,12 +37,13 @@ export interface PostgresStoreOptions extends TableLocation {
    */
   batchConcurrency?: number;
   /**
-   * Longest an operation waits for a row lock another transaction holds (a stray `SELECT … FOR
-   * UPDATE`, a long migration) before failing with SQLSTATE 55P03, which the receiver answers 503.
-   * Set inside each statement (`set_config('lock_timeout', …, true)`), so it costs no round trip;
-   * keep it under the receiver's `storeTimeoutMs`, so the database gives up before the receiver does
-   * and no lease is written after the answer. `0` leaves the server's `lock_timeout`.
-   * @default 2_000
+   * Longest a claim waits for a row lock another transaction holds (a stray `SELECT … FOR UPDATE`, a
+   * long migration) before failing with SQLSTATE 55P03, which the receiver answers 503 (nothing ran,
+   * the service retries). Set inside the claim statement (`set_config('lock_timeout', …, true)`), so
+   * it costs no round trip; keep it under the receiver's `storeTimeoutMs`, so the database gives up
+   * before the receiver does and no blocked claim holds a connection past its answer. Completions
+   * wait for the lock instead (they record work already done). `0` leaves the server's `lock_timeout`.
+   * @default 4_000
    */
   lockTimeoutMs?: number;
 }
@@ -113,7 +114,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
   const maxSize = count('maxBatchSize', options.maxBatchSize ?? 100);
   const concurrency = count('batchConcurrency', options.batchConcurrency ?? 2);
-  const lockTimeoutMs = options.lockTimeoutMs ?? 2_000;
+  const lockTimeoutMs = options.lockTimeoutMs ?? 4_000;
   if (!Number.isInteger(lockTimeoutMs) || lockTimeoutMs < 0) {
     throw new RangeError(`postgresStore: lockTimeoutMs must be a whole number of milliseconds (0: the server's), got ${lockTimeoutMs}`);
   }

@@ -8,11 +8,14 @@
  * ran. A batch takes its row locks in one order, the keys' byte order (COLLATE "C"), and a one-row
  * statement holds a single lock, so no two statements, from any processes, can deadlock.
  *
- * Every statement bounds its own row-lock waits: `set_config('lock_timeout', …, true)` runs inside it,
- * before its first row lock (a transaction-local setting, gone at the statement's implicit commit), so
- * a row held by a stray transaction fails the operation with SQLSTATE 55P03 instead of hanging it, at
- * the cost of one function call and no extra round trip. (`SET LOCAL` would need a transaction block;
+ * A claim bounds its own row-lock waits: `set_config('lock_timeout', …, true)` runs inside it, before
+ * its first row lock (a transaction-local setting, gone at the statement's implicit commit), so a row
+ * held by a stray transaction fails the claim with SQLSTATE 55P03 instead of hanging it, at the cost of
+ * one function call and no extra round trip. (`SET LOCAL` would need a transaction block;
  * `statement_timeout` is read when a statement starts, so it can only be set on the connection.)
+ * Giving up is harmless for a claim: nothing ran yet. Completions, releases and extensions are not
+ * bounded so: once the lock is free they record what the handlers did, even after the receiver's
+ * `storeTimeoutMs` answered, where failing would leave a completed delivery to run again.
  */
 
 // Milliseconds → interval, for durations past 2^31 ms too (float8 holds every integer up to 2^53).
@@ -39,7 +42,7 @@ const LEFT_MS = `ceil(extract(epoch FROM w.expires_at - ${NOW}) * 1000)::float8 
 
 /**
  * Builds the statements for one table. `lockTimeoutMs` (a whole number, 0 for the server's setting)
- * bounds each statement's wait for a row lock.
+ * bounds a claim's wait for a row lock.
  */
 export function statements(table: string, lockTimeoutMs: number) {
   const bound = lockBound(lockTimeoutMs);
@@ -68,21 +71,19 @@ FROM w JOIN i ON i.key = w.key`;
   // even once its end passed: an owner whose store call stalled past the lease can still complete,
   // release or extend it while nobody else claimed the delivery.
   const owned = `key = $1::text AND state = 'l' AND token = $2::text`;
-  // The FROM's one row is joined to the found row before it is locked, so the bound comes first.
-  const update = (set: string): string => `UPDATE ${table} SET ${set} FROM (SELECT ${bound}) AS bound WHERE ${owned}`;
+  const update = (set: string): string => `UPDATE ${table} SET ${set} WHERE ${owned}`;
   const completeOne = update(`state = 'c', token = NULL, expires_at = ${after('$3')}, purge_at = ${after('$3')}`);
 
   // A batch of completions in two steps that never depend on the planner's idea of the table's size:
   // 1. each key is looked up by itself (LATERAL: one primary-key probe per key) in key order, and its
-  //    row locked only while the token still owns the lease (re-checked on the latest version); the
-  //    keys are sorted before the first probe, so the lock bound is set by then;
+  //    row locked only while the token still owns the lease (re-checked on the latest version);
   // 2. those rows, locked by us and so certain to exist, are rewritten through ON CONFLICT, which finds
   //    each one through the primary key too: the insert itself never happens. (An UPDATE … FROM join
   //    can be planned as a hash join over the whole table; a plan cached while the table was small did
   //    exactly that, and cost more than everything else together.)
   const completeMany = `WITH o AS (
   SELECT i.key, i.token, i.retention_ms
-  FROM (SELECT u.*, ${bound} AS bound FROM unnest($1::text[], $2::text[], $3::float8[]) AS u(key, token, retention_ms) ORDER BY key COLLATE "C") AS i,
+  FROM (SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) AS u(key, token, retention_ms) ORDER BY key COLLATE "C") AS i,
   LATERAL (
     SELECT FROM ${table} r
     WHERE r.key = i.key AND r.state = 'l' AND r.token = i.token
