@@ -182,3 +182,64 @@ export function bundlerProgram(specifiers: string[]): string {
   );
   return typedProgram(`${lines.join('\n')}\nconst IMPORTS: Record<string, number | string> = {\n${record.join('\n')}\n};`);
 }
+
+/**
+ * A NestJS 12 project as `nest new` sets one up (tsc with experimentalDecorators and
+ * emitDecoratorMetadata, so constructor injection works by type): HooklineModule.forRootAsync, an
+ * @OnDelivery provider with an injected dependency, a signed delivery POSTed over HTTP, then its
+ * duplicate. The `@ts-expect-error` proves `@OnDelivery` checks the method's delivery type.
+ */
+export function nestProgram(): string {
+  return `import 'reflect-metadata';
+import { createReceiver, type DeliveryOf, type ServiceEvents } from '@hookline/core';
+import { HooklineModule, OnDelivery } from '@hookline/nestjs';
+import { sign } from '@hookline/testing/kit';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+
+const secret = 'whsec_packaging_test';
+
+@Injectable()
+export class Seen {
+  readonly messageIds: string[] = [];
+}
+
+@Injectable()
+export class Handlers {
+  constructor(private readonly seen: Seen) {}
+
+  @OnDelivery('message.delivered')
+  delivered({ data }: DeliveryOf<ServiceEvents, 'message.delivered'>): void {
+    this.seen.messageIds.push(data.messageId);
+  }
+
+  // @ts-expect-error a call.completed delivery is not what message.delivered brings
+  @OnDelivery('message.delivered')
+  wrong(_delivery: DeliveryOf<ServiceEvents, 'call.completed'>): void {}
+}
+
+@Module({
+  imports: [HooklineModule.forRootAsync({ useFactory: () => ({ receiver: createReceiver({ secret }), path: '/webhooks' }) })],
+  providers: [Seen, Handlers],
+})
+export class AppModule {}
+
+const app = await NestFactory.create(AppModule, { logger: false });
+await app.listen(0, '127.0.0.1');
+const url = (await app.getUrl()).replace('[::1]', '127.0.0.1') + '/webhooks';
+const body = new TextEncoder().encode(
+  '{"event":"message.delivered","deliveryId":"wdl_nest_1","timestamp":"' + new Date().toISOString() + '",' +
+    '"data":{"messageId":"msg_nest","from":"+15550000001","to":"+15550000002","lineId":"lin_1","deliveredAt":"2026-01-01T00:00:00.000Z"}}',
+);
+const headers = { 'content-type': 'application/json', 'x-service-signature': sign(body, secret) };
+const statuses: number[] = [];
+const bodies: string[] = [];
+for (let attempt = 0; attempt < 2; attempt++) {
+  const response = await fetch(url, { method: 'POST', body, headers });
+  statuses.push(response.status);
+  bodies.push(await response.text());
+}
+console.log(JSON.stringify({ statuses, bodies, seen: app.get(Seen).messageIds }));
+await app.close();
+`;
+}

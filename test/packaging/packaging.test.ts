@@ -14,7 +14,7 @@ import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listPackages, missingBuildFiles, packAll, ROOT, type PackedPackage } from '../../scripts/pack-packages.mjs';
-import { bundlerProgram, cjsProgram, type ConsumerReport, esmProgram, node16Program, node16RequireProgram } from './consumers';
+import { bundlerProgram, cjsProgram, type ConsumerReport, esmProgram, nestProgram, node16Program, node16RequireProgram } from './consumers';
 
 const exec = promisify(execFile);
 
@@ -79,6 +79,8 @@ interface ProjectShape {
   type: 'module' | 'commonjs';
   files: Record<string, string>;
   tsconfig?: Record<string, unknown>;
+  /** More packages the program imports, linked from the workspace's install like the peers. */
+  links?: string[];
 }
 
 /** Creates a project depending on every tarball, installs it with npm, links peers and @types/node. */
@@ -115,6 +117,10 @@ async function createProject(work: string, name: string, packed: PackedPackage[]
   }
   const typesNode = workspaceCopy('@types/node');
   if (shape.tsconfig && typesNode) link(project, '@types/node', typesNode);
+  for (const name of shape.links ?? []) {
+    const target = workspaceCopy(name);
+    if (target) link(project, name, target);
+  }
   return project;
 }
 
@@ -146,7 +152,7 @@ function expectImports(report: ConsumerReport, specifiers: string[], failing: Re
 
 describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into fresh projects', () => {
   let work = '';
-  const projects: Record<'esm' | 'cjs' | 'node16' | 'bundler', Promise<string>> = {} as never;
+  const projects: Record<'esm' | 'cjs' | 'node16' | 'bundler' | 'nestjs', Promise<string>> = {} as never;
 
   beforeAll(async () => {
     if (unbuilt.length > 0) throw new Error(`${unbuilt.join(', ')} not built: run \`pnpm build\` before the tests (.ci/run does)`);
@@ -172,6 +178,24 @@ describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into f
         compilerOptions: { ...strictTs, module: 'ESNext', moduleResolution: 'bundler', lib: ['ES2022', 'DOM'], skipLibCheck: true },
         include: ['src'],
       },
+    });
+    // NestJS 12 (ESM) as `nest new` compiles it: tsc with decorator metadata, so injection works by type.
+    projects.nestjs = createProject(work, 'nestjs', packed, {
+      type: 'module',
+      files: { 'src/main.ts': nestProgram() },
+      tsconfig: {
+        compilerOptions: {
+          ...strictTs,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          lib: ['ES2022', 'DOM'],
+          skipLibCheck: true,
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
+        },
+        include: ['src'],
+      },
+      links: ['@nestjs/platform-express', 'reflect-metadata', 'rxjs'],
     });
     // Installs run concurrently; wait for all so a failure is reported here, once.
     await Promise.all(Object.values(projects));
@@ -231,6 +255,21 @@ describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into f
         report,
         entryPoints.filter((specifier) => specifier !== '@hookline/core' && specifier !== '@hookline/testing/kit'),
       );
+    },
+    TSC_TEST_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    'NestJS 12: a project compiled with tsc (decorator metadata) serves deliveries through HooklineModule and @OnDelivery',
+    async () => {
+      const project = await projects.nestjs;
+      await run(process.execPath, [tsc, '-p', 'tsconfig.json'], project);
+      const report = lastJsonLine<{ statuses: number[]; bodies: string[]; seen: string[] }>(
+        await run(process.execPath, ['out/main.js'], project),
+      );
+      expect(report.statuses).toEqual([200, 200]);
+      expect(report.bodies.map((body) => JSON.parse(body))).toEqual([{ ok: true }, { ok: true, duplicate: true }]);
+      expect(report.seen).toEqual(['msg_nest']);
     },
     TSC_TEST_TIMEOUT_MS,
   );
