@@ -1,4 +1,4 @@
-/** The two kinds of key the service issues (service-api.md part 5): the prefix decides the mode. */
+/** The two kinds of key the service issues (docs/service-contract.md §7): the prefix decides the mode. */
 export type ServiceMode = 'sandbox' | 'live';
 
 const PREFIXES: readonly [string, ServiceMode][] = [

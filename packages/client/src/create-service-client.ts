@@ -52,8 +52,8 @@ export interface ServiceClient {
 }
 
 /**
- * A typed client of the service's webhook operations (service-api.md part 4, operations 1–6), with
- * the retry rules of part 7 and one error class, `ServiceError`. It uses only `fetch`, so it runs on
+ * A typed client of the service's webhook operations (docs/service-contract.md §6, operations 1–6), with
+ * the retry rules of §7 and one error class, `ServiceError`. It uses only `fetch`, so it runs on
  * Node 20+, Bun, Deno and Cloudflare Workers. A malformed key is refused here, before any request,
  * and never printed whole.
  *

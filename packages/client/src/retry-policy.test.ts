@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { backoffMs, isRetryableStatus, parseRetryAfter, rateLimitWaitMs } from './retry-policy';
 
-describe('the retry policy (service-api.md part 7)', () => {
+describe('the retry policy (docs/service-contract.md §7)', () => {
   it('backs off 1, 2, 4, 8, 16 s, with jitter of at most ±25 %', () => {
     expect([1, 2, 3, 4, 5].map((retry) => backoffMs(retry, () => 0.5))).toEqual([1000, 2000, 4000, 8000, 16000]);
     expect(backoffMs(3, () => 0)).toBe(3000);

@@ -55,7 +55,7 @@ describe('webhook operations 1–6', () => {
     });
     expect(created).toMatchObject({ url: 'https://example.com/hooks', events: ['message.delivered', 'call.completed'], isActive: false });
     expect(created.signingSecret).toMatch(/^whsec_/);
-    expect(created.createdAt).toEqual(expect.any(String)); // a field the document does not show is kept
+    expect(created.createdAt).toEqual(expect.any(String)); // a field the service does not document is kept
 
     const listed = await service.webhooks.list();
     expect(listed.data.find((webhook) => webhook.id === created.id)).toMatchObject({ url: 'https://example.com/hooks' });
@@ -92,13 +92,13 @@ describe('webhook operations 1–6', () => {
   });
 });
 
-describe('errors (service-api.md part 7)', () => {
+describe('errors (docs/service-contract.md §5)', () => {
   it('maps every documented code, with status, message, details and the request id', async () => {
     const cases: [number, string, Record<string, unknown>?][] = [
       [400, 'VALIDATION_ERROR', { field: 'url', issue: 'must be https' }],
       [401, 'INVALID_API_KEY'],
       [403, 'FORBIDDEN'],
-      [403, 'ACCOUNT_SUSPENDED'], // the "more specific code" the document does not list is kept as sent
+      [403, 'ACCOUNT_SUSPENDED'], // the "more specific code" the service does not list is kept as sent
       [404, 'NOT_FOUND'],
       [409, 'CONFLICT', { reason: 'opted_out', to: '+447700900123' }],
       [422, 'DELIVERY_ERROR', { reason: 'not_imessage_capable' }],
@@ -157,7 +157,7 @@ describe('errors (service-api.md part 7)', () => {
   });
 });
 
-describe('retries (service-api.md part 7)', () => {
+describe('retries (docs/service-contract.md §7)', () => {
   it('tries a 400 once', async () => {
     emulator.injectFault({ status: 400, details: { field: 'events', issue: 'unknown event' } });
     expect(await requestsDuring(() => client().webhooks.list())).toBe(1);

@@ -1,4 +1,4 @@
-/** The error codes of service-api.md part 7, and the two the client adds for answers that never came. */
+/** The error codes of docs/service-contract.md §5, and the two the client adds for answers that never came. */
 export type ServiceErrorCode =
   | 'VALIDATION_ERROR'
   | 'INVALID_API_KEY'

@@ -51,7 +51,7 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
 }
 
 /**
- * The one place requests are made and retried (service-api.md part 7): a 4xx other than 429 is never
+ * The one place requests are made and retried (docs/service-contract.md §7): a 4xx other than 429 is never
  * retried; a 429 waits for `Retry-After` and backs off exponentially if it repeats; a 5xx, a network
  * error or a time-out backs off 1, 2, 4, 8, 16 s with jitter; at most `retries` retries in all.
  */
@@ -93,8 +93,9 @@ export function createTransport(options: TransportOptions): Send {
     signal?.throwIfAborted();
     const headers: Record<string, string> = { 'x-api-key': options.apiKey, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    // Part 7 asks for an idempotency key so a retried POST cannot act twice; the document does not name
-    // the header, so this one is a guess the real service may ignore. It stays the same across retries.
+    // The service asks for an idempotency key so a retried POST cannot act twice, but does not name the
+    // header (docs/service-contract.md §7): this one is a guess the real service may ignore. It stays the
+    // same across retries.
     if (method === 'POST') headers['idempotency-key'] = crypto.randomUUID();
 
     let rateLimited = 0;

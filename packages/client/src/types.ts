@@ -14,7 +14,7 @@ export interface Webhook {
   events: string[];
   /** False when switched off without being deleted. */
   isActive: boolean;
-  /** Fields the document does not show (timestamps, …), kept as the service sent them. */
+  /** Fields the service does not document (timestamps, …), kept as the service sent them. */
   [field: string]: unknown;
 }
 
@@ -41,7 +41,7 @@ export interface UpdateWebhookInput {
   isActive?: boolean;
 }
 
-/** How one attempt ended (the document gives "a status" without values; these are the emulator's). */
+/** How one attempt ended (the service documents "a status" without values; these are the emulator's). */
 export type AttemptStatus = 'succeeded' | 'failed' | 'timeout' | 'network-error' | (string & {});
 
 /**

@@ -11,7 +11,7 @@ import type {
 } from './types';
 import { checkEvents, checkId, checkIsActive, checkWebhookUrl } from './validate-input';
 
-/** The webhook operations (service-api.md part 4, operations 1–6). */
+/** The webhook operations (docs/service-contract.md §6, operations 1–6). */
 export interface WebhooksResource {
   /** Operation 1, `POST /v1/webhooks`: resolves with the webhook, its `signingSecret` included (shown only here). */
   create(input: CreateWebhookInput, options?: CallOptions): Promise<CreatedWebhook>;

@@ -58,8 +58,8 @@ function asObject(body: unknown): Record<string, unknown> {
 }
 
 /**
- * Operations 1–6 of service-api.md part 4. Where the document leaves a method, a status or a body
- * "not shown", the emulator's choice is written in the testing package's README.
+ * Operations 1–6 of docs/service-contract.md §6. Where the service documents no method, status or
+ * body, the emulator's choice is written in the testing package's README.
  */
 export async function routeApi(
   registry: WebhookRegistry,

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** The service's error body (service-api.md part 7). */
+/** The service's error body (docs/service-contract.md §5). */
 export interface ErrorBody {
   error: { code: string; message: string; details?: Record<string, unknown> };
 }

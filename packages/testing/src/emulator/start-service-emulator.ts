@@ -84,7 +84,7 @@ export interface ServiceEmulator {
 }
 
 /**
- * Starts a local stand-in for the messaging service: the webhook operations (service-api.md part 4,
+ * Starts a local stand-in for the messaging service: the webhook operations (docs/service-contract.md §6,
  * operations 1–6) with the service's error shapes, webhooks kept in memory, and deliveries to them
  * exactly as the service makes them (body, headers, signature with the webhook's secret, 30 s limit,
  * 7-attempt schedule, one deliveryId across attempts), plus a delivery inspector page at `/`.
