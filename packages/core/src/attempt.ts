@@ -1,6 +1,6 @@
 import type { DeliveryContext } from './context';
 import type { DeliveryTrace } from './diagnostics';
-import type { Handler } from './dispatch';
+import type { Matched } from './dispatch';
 import type { Delivery } from './events';
 import type { HeadersInput } from './headers';
 import type { HandlerOutcome } from './in-flight';
@@ -34,13 +34,16 @@ export interface Attempt {
   readonly secretIndex: number;
   /** The request's headers; the worker has none of its own, so it gets an empty record. */
   readonly headers: HeadersInput;
-  /** The store key: namespace, the tenant's scope (per-tenant secrets) and the deliveryId. */
+  /** The store key: `keyPrefix` and the deliveryId. */
   readonly key: string;
+  /** The namespace and the tenant's scope (per-tenant secrets): every key of this delivery starts with it. */
+  readonly keyPrefix: string;
   /** The lease token of this attempt's claim ('' until claimed). */
   token: string;
   /** The store's count of claims of this key, this one included (0 until claimed). */
   claims: number;
-  handlers: readonly Handler<never>[];
+  /** The handlers the event runs (and their options, when any has some). */
+  matched: Matched;
   context: DeliveryContext | undefined;
   /** When the handlers started, for the `handled` hook's duration (0 when nobody listens). */
   startedAt: number;
@@ -53,6 +56,8 @@ export interface Attempt {
   trace: DeliveryTrace | undefined;
 }
 
+const NOTHING_MATCHED: Matched = { handlers: [], guarded: undefined };
+
 export function newAttempt(fields: {
   mode: Attempt['mode'];
   delivery: Delivery<string, unknown>;
@@ -60,7 +65,7 @@ export function newAttempt(fields: {
   receivedAt: number;
   secretIndex: number;
   headers: HeadersInput;
-  key: string;
+  keyPrefix: string;
   trace: DeliveryTrace | undefined;
 }): Attempt {
   return {
@@ -70,10 +75,11 @@ export function newAttempt(fields: {
     receivedAt: fields.receivedAt,
     secretIndex: fields.secretIndex,
     headers: fields.headers,
-    key: fields.key,
+    key: fields.keyPrefix + fields.delivery.deliveryId,
+    keyPrefix: fields.keyPrefix,
     token: '',
     claims: 0,
-    handlers: [],
+    matched: NOTHING_MATCHED,
     context: undefined,
     startedAt: 0,
     outcome: undefined,

@@ -14,6 +14,11 @@ export interface HandlerContext {
   readonly secretIndex: number;
   /** Fires when the deadline passes and the receiver has answered 503; pass it to fetch() and the like. */
   readonly signal: AbortSignal;
+  /**
+   * For a handler registered with `{ transactional: true }`: the store's database client inside the
+   * transaction that also records the handler's completion (a `pg` client for `@hookline/postgres`).
+   */
+  readonly transaction?: unknown;
 }
 
 /**

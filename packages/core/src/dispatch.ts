@@ -1,4 +1,5 @@
 import type { HandlerContext } from './context';
+import type { HandlerEntry } from './handler-options';
 
 /** A delivery handler: finish (resolve) when the work is durably done; throw to have the service retry. */
 export type Handler<D> = (delivery: D, context: HandlerContext) => unknown;
@@ -9,12 +10,19 @@ type AnyHandler = Handler<never>;
 const GROUP_WILDCARD = /^[^.*]+\.\*$/;
 const CACHE_LIMIT = 1024;
 
+/** The handlers one event runs, and their options when any asks for more than running it. */
+export interface Matched {
+  readonly handlers: readonly AnyHandler[];
+  /** `undefined` when no matched handler has options: the run step then takes its plain fast path. */
+  readonly guarded: readonly HandlerEntry[] | undefined;
+}
+
 /** Which handlers run for an event name: exact names, `group.*` wildcards and `'*'`, in registration order. */
 export class HandlerRegistry {
-  private readonly entries: { pattern: string; handler: AnyHandler }[] = [];
-  private readonly cache = new Map<string, readonly AnyHandler[]>();
+  private readonly entries: { pattern: string; handler: AnyHandler; entry: HandlerEntry | undefined }[] = [];
+  private readonly cache = new Map<string, Matched>();
 
-  add(patterns: string | readonly string[], handler: AnyHandler): void {
+  add(patterns: string | readonly string[], handler: AnyHandler, entry?: HandlerEntry): void {
     const list = typeof patterns === 'string' ? [patterns] : patterns;
     if (typeof handler !== 'function') throw new TypeError('receiver.on(name, handler): handler must be a function.');
     if (!Array.isArray(list) || list.length === 0)
@@ -26,30 +34,40 @@ export class HandlerRegistry {
       if (pattern.includes('*') && pattern !== '*' && !GROUP_WILDCARD.test(pattern)) {
         throw new TypeError(`receiver.on("${pattern}"): wildcards are "*" or a whole group such as "message.*".`);
       }
-      this.entries.push({ pattern, handler });
+      this.entries.push({ pattern, handler, entry });
     }
     this.cache.clear();
   }
 
   /** The handlers for `event`, each once even when several of its patterns match. */
-  match(event: string): readonly AnyHandler[] {
-    let handlers = this.cache.get(event);
-    if (handlers === undefined) {
-      const found = new Set<AnyHandler>();
-      for (const { pattern, handler } of this.entries) {
+  match(event: string): Matched {
+    let matched = this.cache.get(event);
+    if (matched === undefined) {
+      const found = new Map<AnyHandler, HandlerEntry | undefined>();
+      for (const { pattern, handler, entry } of this.entries) {
+        if (found.has(handler)) continue;
         if (pattern === event || pattern === '*' || (pattern.endsWith('.*') && event.startsWith(pattern.slice(0, -1)))) {
-          found.add(handler);
+          found.set(handler, entry);
         }
       }
-      handlers = [...found];
+      const entries = [...found.values()];
+      const guarded = entries.some((entry) => entry?.guarded === true);
+      matched = {
+        handlers: [...found.keys()],
+        guarded: guarded ? [...found].map(([handler, entry]) => entry ?? plainEntry(handler)) : undefined,
+      };
       if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-      this.cache.set(event, handlers);
+      this.cache.set(event, matched);
     }
-    return handlers;
+    return matched;
   }
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+function plainEntry(handler: AnyHandler): HandlerEntry {
+  return { handler, name: undefined, order: undefined, schema: undefined, onInvalid: 'retry', transactional: false, guarded: false };
+}
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 

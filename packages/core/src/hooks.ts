@@ -15,6 +15,8 @@ export interface ReceiverHooks<E extends EventMap> {
   handled: (info: { delivery: AnyDelivery<E>; context: HandlerContext; durationMs: number }) => void;
   /** A handler threw: `permanent` for `PermanentFailure` (answered 200), otherwise answered 500 and retried. */
   failed: (info: { delivery: AnyDelivery<E>; context: HandlerContext; error: unknown; permanent: boolean }) => void;
+  /** An ordering guard skipped a delivery not newer than the last one processed for its resource (answered 200). */
+  stale: (info: { delivery: AnyDelivery<E>; handler: string; version: number; current: number }) => void;
   /** No handler matched the event (answered 200). */
   unhandled: (info: { delivery: AnyDelivery<E> }) => void;
   /** The request was refused before any handler: bad signature, bad envelope, too large, store down… */

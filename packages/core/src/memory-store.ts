@@ -30,6 +30,8 @@ interface Lease {
 
 /** A memory store (it answers synchronously, see `Awaitable`) plus what tests and dashboards want to see. */
 export interface MemoryStore extends IdempotencyStore {
+  readVersion(key: string): number | undefined;
+  advanceVersion(key: string, version: number, retentionMs: number): boolean;
   claim(key: string, token: string, leaseMs: number): ClaimResult;
   complete(key: string, token: string, retentionMs: number): boolean;
   release(key: string, token: string): boolean;
@@ -89,7 +91,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const expired = (record: Lease | number, at: number): boolean =>
     typeof record === 'number' ? record <= elapsedSeconds(at) : record.token === null && record.expiresAt <= at;
 
+  // Ordering guards' version records: few (one per resource and guarded handler), kept apart from the
+  // delivery records so the hot path's single map stays as it is.
+  const versions = new Map<string, { version: number; expiresAt: number }>();
+
   function sweep(at: number): void {
+    for (const [key, record] of versions) if (record.expiresAt <= at) versions.delete(key);
     for (const [key, record] of records) {
       if (expired(record, at)) records.delete(key);
       // Oldest first: the first completion still retained ends the pass (a rare longer retention or
@@ -126,11 +133,28 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
 
   return {
+    readVersion(key) {
+      const record = versions.get(key);
+      if (record === undefined) return undefined;
+      if (record.expiresAt <= now()) {
+        versions.delete(key);
+        return undefined;
+      }
+      return record.version;
+    },
+    advanceVersion(key, version, retentionMs) {
+      const at = now();
+      const record = versions.get(key);
+      if (record !== undefined && record.expiresAt > at && record.version >= version) return false;
+      versions.set(key, { version, expiresAt: at + retentionMs });
+      return true;
+    },
     get size() {
       return records.size + (flattenSink & 0);
     },
     clear() {
       records.clear();
+      versions.clear();
     },
     claim(key, token, leaseMs): ClaimResult {
       const at = now();

@@ -57,6 +57,13 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
    */
   queue?: DeliveryQueue;
   /**
+   * `'handler'`: the store records each named handler's success (`on(event, handler, { name })`), and
+   * a retry runs only the handlers that have not succeeded; every handler must then have a name.
+   * Costs one claim and one completion per handler and delivery.
+   * @default 'delivery'
+   */
+  completion?: 'delivery' | 'handler';
+  /**
    * A pino-style logger (`info/warn/error(fields, message)`): one structured line per refusal, handler
    * failure and lease loss. With neither a logger nor an `onError` listener, errors go to `console.error`.
    * @default undefined
@@ -152,6 +159,7 @@ export interface ResolvedOptions {
   secretError: HooklineError | undefined;
   queue: DeliveryQueue | undefined;
   logger: ReceiverLogger | undefined;
+  completion: 'delivery' | 'handler';
   resolveSecret: SecretResolver | undefined;
   store: IdempotencyStore;
   maxBodyBytes: number;
@@ -187,6 +195,11 @@ export function normaliseSecrets(secret: SecretValue, where: string): readonly s
     );
   }
   return list;
+}
+
+function completionMode(value: unknown): 'delivery' | 'handler' {
+  if (value === undefined || value === 'delivery' || value === 'handler') return value ?? 'delivery';
+  throw configError(`createReceiver: completion must be 'delivery' or 'handler', got ${String(value)}.`);
 }
 
 /** Applies defaults and refuses settings that would lose or double deliveries. */
@@ -229,6 +242,7 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
     secretError,
     queue: options.queue,
     logger: options.logger,
+    completion: completionMode(options.completion),
     resolveSecret,
     store: options.store ?? memoryStore(),
     maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes ?? 1_048_576),

@@ -82,8 +82,8 @@ export function answerEarly(state: ReceiverState, error: unknown): answers.Recei
 export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
   const { delivery } = attempt;
   if (hasListeners(state, 'received')) emit(state, 'received', { delivery });
-  attempt.handlers = state.registry.match(delivery.event);
-  if (attempt.handlers.length === 0) {
+  attempt.matched = state.registry.match(delivery.event);
+  if (attempt.matched.handlers.length === 0) {
     // Nothing to remember: a later deploy that adds a handler should still get the retries.
     attempt.outcome = 'unhandled';
     if (hasListeners(state, 'unhandled')) emit(state, 'unhandled', { delivery });
@@ -156,7 +156,7 @@ export async function runTrusted(state: ReceiverState, queued: QueuedDelivery, t
     receivedAt: queued.receivedAt,
     secretIndex: queued.secretIndex,
     headers: {},
-    key: `${state.config.namespace}work:${delivery.deliveryId}`,
+    keyPrefix: `${state.config.namespace}work:${queued.scope ?? ''}`,
     trace,
   });
   if (trace !== undefined) {

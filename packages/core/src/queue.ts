@@ -8,6 +8,11 @@ import type { Delivery } from './events';
 export interface QueuedDelivery {
   /** The verified envelope: event, deliveryId, timestamp, data. */
   delivery: Delivery<string, unknown>;
+  /**
+   * The tenant's key scope ('' with static secrets; `<tenant>:` with a per-tenant resolver): two
+   * tenants may send the same deliveryId, so a backend de-duplicates on `scope + deliveryId`.
+   */
+  scope?: string;
   /** When the receiver got the request, in milliseconds since the epoch. */
   receivedAt: number;
   /** Index of the secret that verified the signature. */
@@ -62,8 +67,8 @@ export interface DeliveryQueue {
   /** The backend's name, for messages and traces (`'bullmq'`, `'pg-boss'`). */
   readonly name: string;
   /**
-   * Writes the job durably and resolves only then. Idempotent on `delivery.deliveryId`: enqueueing a
-   * deliveryId the queue already holds resolves with `{ duplicate: true }` and adds no second job.
+   * Writes the job durably and resolves only then. Idempotent on `(scope ?? '') + delivery.deliveryId`:
+   * enqueueing one the queue already holds resolves with `{ duplicate: true }` and adds no second job.
    * Rejects when the job may not be durable (the receiver then releases its claim and answers 503).
    */
   enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }>;

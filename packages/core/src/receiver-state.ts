@@ -35,7 +35,7 @@ export function createState(config: ResolvedOptions): ReceiverState {
   return {
     config,
     registry: new HandlerRegistry(),
-    hooks: { received: [], duplicate: [], handled: [], failed: [], unhandled: [], rejected: [] },
+    hooks: { received: [], duplicate: [], handled: [], failed: [], stale: [], unhandled: [], rejected: [] },
     errorListeners: [],
     tokenPrefix: `${crypto.randomUUID()}:`,
     tokenCount: 0,

@@ -2,6 +2,7 @@ import * as answers from './answers';
 import type { ReceiverAnswer } from './answers';
 import { readRequestBody } from './body';
 import type { Handler } from './dispatch';
+import { type HandlerEntry, type HandlerOptions, handlerEntry } from './handler-options';
 import type { DeliveryFor, EventMap, EventPattern, ServiceEvents } from './events';
 import type { HeadersInput } from './headers';
 import type { ErrorListener, ReceiverHooks } from './hooks';
@@ -10,6 +11,9 @@ import { answerEarly, receive } from './pipeline';
 import type { QueueWorker } from './queue';
 import { createState } from './receiver-state';
 import { startWorker, type WorkOptions } from './worker';
+
+/** A delivery whose `data` a handler's schema checked: the schema's output type, or the event's own without a schema. */
+export type WithData<D, S> = [S] extends [never] ? D : D extends unknown ? Omit<D, 'data'> & { data: S } : never;
 
 /** What an adapter hands to `receiver.handle()`. */
 export interface ReceiverInput {
@@ -26,8 +30,14 @@ export interface Receiver<E extends EventMap = ServiceEvents> {
   /**
    * Runs `handler` for every delivery whose event matches: an exact name, a list of names, a group
    * wildcard such as `'message.*'`, or `'*'` (which also sees events the catalogue does not list yet).
+   * `options` name the handler (per-handler completion), guard the order of a resource's deliveries,
+   * check `data` with a Standard Schema, or run it in a transaction with its completion record.
    */
-  on<P extends EventPattern<E>>(name: P | readonly P[], handler: Handler<DeliveryFor<E, P>>): this;
+  on<P extends EventPattern<E>, S = never>(
+    name: P | readonly P[],
+    handler: Handler<WithData<DeliveryFor<E, P>, S>>,
+    options?: HandlerOptions<DeliveryFor<E, P>, S>,
+  ): this;
   /** Adds a lifecycle hook (received, duplicate, handled, failed, unhandled, rejected). */
   hook<K extends keyof ReceiverHooks<E>>(name: K, listener: ReceiverHooks<E>[K]): this;
   /** Hears handler, store and hook errors. Without a listener (or a `logger`) they are written to `console.error`. */
@@ -69,12 +79,21 @@ export type ReceiverEndpoint = Pick<Receiver<EventMap>, 'handle' | 'answerError'
 export function createReceiver<E extends EventMap = ServiceEvents>(options: ReceiverOptions<E>): Receiver<E> {
   const config = resolveOptions(options);
   const state = createState(config);
+  const names = new Set<string>();
 
   const receiver: Receiver<E> = {
     maxBodyBytes: config.maxBodyBytes,
     bodyTimeoutMs: config.bodyTimeoutMs,
-    on(name, handler) {
-      state.registry.add(name as string | readonly string[], handler as Handler<never>);
+    on(name, handler, handlerOptions) {
+      const entry =
+        handlerOptions === undefined && config.completion === 'delivery'
+          ? undefined
+          : handlerEntry(handler as HandlerEntry['handler'], handlerOptions as HandlerOptions<never, unknown>, {
+              completion: config.completion,
+              store: config.store,
+              names,
+            });
+      state.registry.add(name as string | readonly string[], handler as Handler<never>, entry);
       return this;
     },
     hook(name, listener) {

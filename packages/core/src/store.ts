@@ -30,6 +30,27 @@ export interface IdempotencyStore {
   release(key: string, token: string): Awaitable<boolean>;
   /** Heartbeat: pushes the lease's expiry to now + `leaseMs`, only if `token` still owns it. */
   extend(key: string, token: string, leaseMs: number): Awaitable<boolean>;
+  /**
+   * Optional, for ordering guards (`on(…, { order })`): the version recorded for `key`, `undefined`
+   * when none is (or it expired).
+   */
+  readVersion?(key: string): Awaitable<number | undefined>;
+  /**
+   * Optional, for ordering guards: atomically records `version` for `key` when none is recorded or the
+   * recorded one is lower (compare-and-set, never backwards), kept for `retentionMs`. Answers whether
+   * it advanced.
+   */
+  advanceVersion?(key: string, version: number, retentionMs: number): Awaitable<boolean>;
+  /**
+   * Optional, for transactional handlers (`on(…, { transactional: true })`): runs `work` with a
+   * transaction of the store's database, then completes `completion.key` for its token in the same
+   * transaction and commits. Rolls everything back when `work` throws (rethrown) or when the token no
+   * longer holds the key (`completed: false`: another attempt may be running the delivery).
+   */
+  transaction?<T>(
+    work: (transaction: unknown) => Promise<T>,
+    completion: { key: string; token: string; retentionMs: number },
+  ): Promise<{ value: T; completed: boolean }>;
 }
 
 export { isPromiseLike } from './awaitable';

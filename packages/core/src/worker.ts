@@ -31,6 +31,8 @@ export function checkQueuedDelivery(payload: unknown): string | undefined {
   if (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp))) return 'the queued delivery has no valid timestamp';
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return 'the queued delivery has no data object';
   if (typeof receivedAt !== 'number' || typeof secretIndex !== 'number') return 'the job payload lacks receivedAt or secretIndex';
+  const { scope } = payload as Partial<QueuedDelivery>;
+  if (scope !== undefined && typeof scope !== 'string') return 'the job payload has a scope that is not a string';
   return undefined;
 }
 

@@ -71,7 +71,7 @@ function accept(
     receivedAt: now,
     secretIndex,
     headers,
-    key: config.namespace + scope + delivery.deliveryId,
+    keyPrefix: config.namespace + scope,
     trace,
   });
 }

@@ -17,6 +17,8 @@ import { record } from './settle';
 export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
   const job: QueuedDelivery = { delivery: attempt.delivery, receivedAt: attempt.receivedAt, secretIndex: attempt.secretIndex };
+  const scope = attempt.keyPrefix.slice(state.config.namespace.length);
+  if (scope !== '') job.scope = scope;
   const { trace } = attempt;
   if (trace?.traceparent !== undefined) job.traceparent = trace.traceparent;
   if (trace?.tracestate !== undefined) job.tracestate = trace.tracestate;

@@ -10,6 +10,7 @@ import { runHandlers as runInOrder } from '../dispatch';
 import { DEADLINE, type HandlerOutcome, watchHandlers } from '../in-flight';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
+import { runGuarded } from './run-guarded';
 
 export type RunResult = HandlerOutcome | typeof DEADLINE;
 
@@ -19,12 +20,13 @@ export function runHandlers(state: ReceiverState, attempt: Attempt): Awaitable<R
   // Read only by the `handled` hook: no clock read per delivery when nobody listens.
   if (hasListeners(state, 'handled')) attempt.startedAt = Date.now();
   const scope = attempt.trace?.runInScope;
+  const { handlers, guarded } = attempt.matched;
   let running: Promise<void> | undefined;
   try {
-    running =
-      scope === undefined
-        ? runInOrder(attempt.handlers, attempt.delivery, context)
-        : scope(() => runInOrder(attempt.handlers, attempt.delivery, context));
+    if (guarded !== undefined)
+      running = scope === undefined ? runGuarded(state, attempt, context) : scope(() => runGuarded(state, attempt, context));
+    else if (scope === undefined) running = runInOrder(handlers, attempt.delivery, context);
+    else running = scope(() => runInOrder(handlers, attempt.delivery, context));
   } catch (error) {
     return { error: error ?? new Error('a handler threw no reason') };
   }

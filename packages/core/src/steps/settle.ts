@@ -6,7 +6,7 @@
 import * as answers from '../answers';
 import type { Attempt } from '../attempt';
 import { type Awaitable, isPromiseLike } from '../awaitable';
-import { PermanentFailure } from '../errors';
+import { HooklineError, PermanentFailure } from '../errors';
 import type { HandlerOutcome } from '../in-flight';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { boundStoreCall, storeCallStart } from '../store-call';
@@ -75,6 +75,12 @@ function conclude(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcom
     return answers.handledAnswer();
   }
   const { error } = outcome;
+  if (HooklineError.is(error) && error.code === 'CONFLICT') {
+    // A guard could not run a handler yet (a busy resource, an early delivery): 409, the service retries.
+    attempt.outcome = 'failed';
+    attempt.error = error;
+    return answerRefusal(state, error, attempt, attempt.trace);
+  }
   const permanent = PermanentFailure.is(error);
   attempt.outcome = permanent ? 'permanent' : 'failed';
   attempt.error = error;
