@@ -3,8 +3,14 @@
  * in-process latency measurement: the memory store, the Redis store over each client library it
  * supports, and the Postgres store.
  */
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type IdempotencyStore, memoryStore } from '@hookline/core';
+import { mysqlStore } from '@hookline/mysql';
 import { postgresStore } from '@hookline/postgres';
+import { type SqliteDatabaseLike, sqliteStore } from '@hookline/sqlite';
+import mysql from 'mysql2/promise';
 import { redisStore } from '@hookline/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -14,14 +20,31 @@ import { packageVersion } from '../lib/versions';
 /** Where the shared servers are (the same defaults as the tests). */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+
+/** The SQLite file of a run (its `-wal` and `-shm` beside it). */
+export const sqliteFile = (where: RunLocation): string => join(tmpdir(), `${where.schema}.db`);
+
+/** node:sqlite where this Node has it (22.13+), better-sqlite3 otherwise. */
+const nodeSqlite = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:sqlite') as
+  | { DatabaseSync: new (path: string) => SqliteDatabaseLike & { close(): void } }
+  | undefined;
+export const sqliteDriver = nodeSqlite
+  ? `node:sqlite (Node ${process.versions.node})`
+  : `better-sqlite3 ${packageVersion('better-sqlite3')}`;
+export function openSqlite(path: string): SqliteDatabaseLike & { close(): void } {
+  if (nodeSqlite) return new nodeSqlite.DatabaseSync(path);
+  const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => SqliteDatabaseLike & { close(): void };
+  return new Database(path);
+}
 
 /** Every store contender, memory first: it is the baseline of the ratios. */
-export const STORE_KINDS = ['memory', 'node-redis', 'ioredis', 'postgres'] as const;
+export const STORE_KINDS = ['memory', 'node-redis', 'ioredis', 'postgres', 'sqlite', 'mysql'] as const;
 export type StoreKind = (typeof STORE_KINDS)[number];
 
 /** Which server a store needs (none for memory). */
-export const serverOf = (kind: StoreKind): 'Redis' | 'PostgreSQL' | undefined =>
-  kind === 'memory' ? undefined : kind === 'postgres' ? 'PostgreSQL' : 'Redis';
+export const serverOf = (kind: StoreKind): 'Redis' | 'PostgreSQL' | 'MySQL' | undefined =>
+  kind === 'memory' || kind === 'sqlite' ? undefined : kind === 'postgres' ? 'PostgreSQL' : kind === 'mysql' ? 'MySQL' : 'Redis';
 
 /** A row label naming the client library and its installed version. */
 export function storeLabel(kind: StoreKind): string {
@@ -34,6 +57,10 @@ export function storeLabel(kind: StoreKind): string {
       return `Redis store, ioredis ${packageVersion('ioredis')}`;
     case 'postgres':
       return `Postgres store, pg ${packageVersion('pg')}`;
+    case 'sqlite':
+      return `SQLite store, ${sqliteDriver}`;
+    case 'mysql':
+      return `MySQL store, mysql2 ${packageVersion('mysql2')}`;
   }
 }
 
@@ -41,7 +68,7 @@ export function storeLabel(kind: StoreKind): string {
 export interface RunLocation {
   /** Redis key prefix. */
   prefix: string;
-  /** Postgres schema (created by the suite before any store opens). */
+  /** Postgres schema (created by the suite before any store opens); also the MySQL table's and the SQLite file's name. */
   schema: string;
 }
 
@@ -73,6 +100,14 @@ export async function openStore(kind: StoreKind, where: RunLocation, pgPoolMax =
     case 'postgres': {
       const pool = new pg.Pool({ connectionString: DATABASE_URL, max: pgPoolMax });
       return { store: postgresStore({ pool, schema: where.schema }), close: () => pool.end() };
+    }
+    case 'sqlite': {
+      const db = openSqlite(sqliteFile(where));
+      return { store: sqliteStore({ database: db, pruneEveryMs: 0 }), close: async () => db.close() };
+    }
+    case 'mysql': {
+      const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: pgPoolMax });
+      return { store: mysqlStore({ pool, table: where.schema }), close: () => pool.end() };
     }
   }
 }

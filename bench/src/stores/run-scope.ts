@@ -4,11 +4,14 @@
  * would otherwise stay for their 72 h retention).
  */
 import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { mysqlStore } from '@hookline/mysql';
 import { postgresStore } from '@hookline/postgres';
 import { probeTcp } from '@hookline/testing';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { createClient } from 'redis';
-import { DATABASE_URL, REDIS_URL, type RunLocation, STORE_KINDS, type StoreKind, serverOf } from './open-store';
+import { DATABASE_URL, MYSQL_URL, REDIS_URL, type RunLocation, STORE_KINDS, type StoreKind, serverOf, sqliteFile } from './open-store';
 
 export interface RunScope extends RunLocation {
   /** The stores whose server is reachable (memory always). */
@@ -28,8 +31,9 @@ export async function openRunScope(): Promise<RunScope> {
   for (const [server, url] of [
     ['Redis', REDIS_URL],
     ['PostgreSQL', DATABASE_URL],
+    ['MySQL', MYSQL_URL],
   ] as const) {
-    const reason = await probeTcp(url);
+    const reason = await probeTcp(url, server === 'MySQL' ? 3306 : undefined);
     if (reason === undefined) reachable.add(server);
     else notes.push(`${server} at ${url} was unreachable (${reason}): its stores are left out.`);
   }
@@ -37,6 +41,14 @@ export async function openRunScope(): Promise<RunScope> {
     const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
     try {
       await postgresStore({ pool, schema }).ensureSchema();
+    } finally {
+      await pool.end();
+    }
+  }
+  if (reachable.has('MySQL')) {
+    const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1 });
+    try {
+      await mysqlStore({ pool, table: schema }).ensureSchema();
     } finally {
       await pool.end();
     }
@@ -65,6 +77,14 @@ export async function openRunScope(): Promise<RunScope> {
       await pool.end();
       process.stderr.write(`  dropped Postgres schema ${schema}\n`);
     }
+    if (reachable.has('MySQL')) {
+      const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1 });
+      await pool.query(`DROP TABLE IF EXISTS \`${schema}\``);
+      await pool.end();
+      process.stderr.write(`  dropped MySQL table ${schema}\n`);
+    }
+    const file = sqliteFile({ prefix, schema });
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
   }
 
   return { prefix, schema, kinds, notes, cleanup };

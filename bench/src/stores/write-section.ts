@@ -10,6 +10,8 @@ import type { ThroughputOptions, ThroughputSample } from './throughput';
 const TARGETS: { kinds: StoreKind[]; name: string; min: number }[] = [
   { kinds: ['node-redis', 'ioredis'], name: 'Redis store', min: 0.7 },
   { kinds: ['postgres'], name: 'Postgres store', min: 0.5 },
+  { kinds: ['sqlite'], name: 'SQLite store', min: 0.5 },
+  { kinds: ['mysql'], name: 'MySQL store', min: 0.4 },
 ];
 const MAX_BYTES_PER_RECORD = 100;
 
