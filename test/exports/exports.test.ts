@@ -57,6 +57,8 @@ const H3_EXPORTS = ['webhookHandler'];
 const NESTJS_EXPORTS = ['HOOKLINE_RECEIVER', 'HooklineModule', 'OnDelivery'];
 const REDIS_EXPORTS = ['redisStore'];
 const POSTGRES_EXPORTS = ['DEFAULT_TABLE', 'SCHEMA_SQL', 'postgresStore', 'schemaSql'];
+const SQLITE_EXPORTS = ['DEFAULT_TABLE', 'SCHEMA_SQL', 'schemaSql', 'sqliteStore'];
+const MYSQL_EXPORTS = ['DEFAULT_TABLE', 'MAX_KEY_BYTES', 'SCHEMA_SQL', 'mysqlStore', 'schemaSql'];
 const BULLMQ_EXPORTS = ['bullmqQueue', 'deliveryIdOf', 'jobIdFor'];
 const PG_BOSS_EXPORTS = ['DELIVERY_NAMESPACE', 'jobIdFor', 'pgBossQueue', 'uuidV5'];
 const TESTING_EXPORTS = [
@@ -130,6 +132,8 @@ const PINNED: Record<string, readonly string[]> = {
   '@hookline/nestjs': NESTJS_EXPORTS,
   '@hookline/redis': REDIS_EXPORTS,
   '@hookline/postgres': POSTGRES_EXPORTS,
+  '@hookline/sqlite': SQLITE_EXPORTS,
+  '@hookline/mysql': MYSQL_EXPORTS,
   '@hookline/bullmq': BULLMQ_EXPORTS,
   '@hookline/pg-boss': PG_BOSS_EXPORTS,
   '@hookline/testing': TESTING_EXPORTS,
