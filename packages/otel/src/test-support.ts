@@ -31,7 +31,7 @@ export interface Telemetry {
   meterProvider: MeterProvider;
   /** Spans ended since the last call, in the order they ended. */
   takeSpans(): ReadableSpan[];
-  /** Metric points recorded since the last call, sorted by name; sums of zero (an idle up-down counter) included. */
+  /** Metric points recorded since the last call, sorted by name; counters that did not move left out, the in-flight count always in. */
   takePoints(): Promise<Point[]>;
   shutdown(): Promise<void>;
 }
@@ -71,7 +71,8 @@ export function setUpTelemetry(): Telemetry {
             if (metric.dataPointType === DataPointType.HISTOGRAM) {
               const value = point.value as { count: number; sum?: number; buckets: { boundaries: number[] } };
               points.push({ ...base, count: value.count, sum: value.sum, boundaries: value.buckets.boundaries });
-            } else {
+            } else if (!(metric.dataPointType === DataPointType.SUM && metric.isMonotonic && point.value === 0)) {
+              // An observed counter reports every series it ever saw; a delta of 0 is "nothing happened".
               points.push({ ...base, value: point.value as number });
             }
           }
