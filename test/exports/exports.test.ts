@@ -117,7 +117,6 @@ const TESTING_KIT_EXPORTS = [
 const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
-const OTEL_EXPORTS = ['HooklineInstrumentation'];
 
 /** Every entry point users import, with its pinned list. */
 const PINNED: Record<string, readonly string[]> = {
@@ -140,7 +139,6 @@ const PINNED: Record<string, readonly string[]> = {
   '@hookline/testing/kit': TESTING_KIT_EXPORTS,
   '@hookline/client': CLIENT_EXPORTS,
   '@hookline/cli': CLI_EXPORTS,
-  '@hookline/otel': OTEL_EXPORTS,
   '@hookline/otel': OTEL_EXPORTS,
 };
 
