@@ -202,7 +202,7 @@ export function diagnoseSignature(body: Uint8Array, signature: string | undefine
     causes.push({
       code: 'uppercase-hex',
       message: matches
-        ? 'The signature is right but in upper-case hex; the service sends lower case. A receiver that compares strings rejects it: compare decoded bytes, or lower-case first.'
+        ? 'The signature is right but in upper-case hex. The service sends lower case, and a hookline receiver answers 401 INVALID_SIGNATURE to anything but 64 lower-case hex digits, on purpose: an upper-cased header is not the header the service sent, so something between the service and your code changed it (a proxy, a logging tool, a copy). Find what rewrote it and verify the header exactly as received; do not loosen the check.'
         : 'The signature is in upper-case hex; the service sends lower case (and it does not match either way).',
     });
     if (matches) return done(false);

@@ -11,12 +11,16 @@ Commands:
   verify [file|-]  check a signature against a body and explain a mismatch
   events           list the 29 catalogue events and what they mean
   queue            list and replay the dead letters of answer-fast mode's queue
+  webhooks <op>    the service's webhook operations: create, list, update, delete, deliveries, replay
+  emulator         run the service locally: its webhook API, deliveries, an inspector page
+  trigger <event>  make the emulator send an event to the webhooks subscribed to it
 
 Run "hookline <command> --help" for a command's options.
 Every command takes --json for machine-readable output.
---secret may be replaced by the HOOKLINE_SECRET environment variable.
+--secret may be replaced by the HOOKLINE_SECRET environment variable; --api-key and --base-url
+by SERVICE_API_KEY and SERVICE_BASE_URL.
 
-Exit codes: 0 ok, 1 a delivery or a check failed, 2 usage error.`,
+Exit codes: 0 ok, 1 a delivery or a check failed or the service refused, 2 usage error.`,
 
   send: `Usage: hookline send <event> --url <url> --secret <secret> [options]
 
@@ -131,4 +135,68 @@ Examples:
   hookline queue replay --all --backend bullmq
 
 Exit code 1 when the queue cannot be reached, or the deliveryId is not a dead letter.`,
+
+  webhooks: `Usage: hookline webhooks <operation> [arguments] [options]
+
+The service's webhook operations, against the real service or the local emulator.
+
+Operations:
+  create --url <url> --events <a,b> [--inactive]
+                        register a webhook; prints its signingSecret once: store it
+  list                  the registered webhooks
+  update <id> [--url <url>] [--events <a,b>] [--active | --inactive]
+                        change the URL, the events or the active flag
+  delete <id>           remove a webhook for good (--inactive keeps it, switched off)
+  deliveries <id>       recent delivery attempts: status, response code, latency
+  replay <id> <deliveryId>
+                        send a delivery again (same id and bytes), e.g. after a fix
+
+Options:
+  --api-key <key>       sk_sandbox_… or sk_live_… (or SERVICE_API_KEY)
+  --base-url <url>      the service's address (or SERVICE_BASE_URL); "hookline emulator" prints one
+  --retries <n>         retries after a 429, a 5xx or a network error (default 5: waits 1, 2, 4, 8, 16 s)
+  --json                print the service's answer as JSON
+  -h, --help            show this help
+
+Examples:
+  hookline webhooks create --url https://example.com/webhooks --events message.delivered,message.failed
+  hookline webhooks update whk_123 --inactive
+  hookline webhooks deliveries whk_123
+  hookline webhooks replay whk_123 wdl_456
+
+Exit code 1 when the service refuses (its code and message are printed), 2 on a usage error.`,
+
+  emulator: `Usage: hookline emulator [--port <n>] [--time-scale <x>] [--api-key <key>]
+
+Runs a local stand-in for the service until Ctrl-C: the webhook API (POST/GET /v1/webhooks, …),
+deliveries to your receiver signed and retried exactly as the service does, and the delivery
+inspector page. Prints the base URL, an API key and the inspector's address.
+
+Options:
+  --port <n>            port on 127.0.0.1 (default 4010; 0 picks a free one)
+  --time-scale <x>      multiply the retry schedule and the 30 s limit (default 1; 0.001 runs the
+                        31 h schedule in ~2 min)
+  --api-key <key>       the key it accepts (default: a fresh sk_sandbox_… key)
+  --json                print JSON lines: where it listens, then one per delivery attempt
+  -h, --help            show this help
+
+Example:
+  hookline emulator --time-scale 0.01 --api-key sk_sandbox_local`,
+
+  trigger: `Usage: hookline trigger <event> [--data <json|@file>] [--base-url <url>]
+
+Makes the emulator send an event to every active webhook subscribed to it, with realistic data,
+and prints how each first attempt went. Retries follow on the service's schedule. Works against
+"hookline emulator" only: the real service sends events when real things happen.
+
+Options:
+  --data <json|@file>   data fields, merged over realistic defaults for the event
+  --base-url <url>      the emulator's address (or SERVICE_BASE_URL)
+  --json                print the deliveries as JSON
+  -h, --help            show this help
+
+Example:
+  hookline trigger message.delivered --data '{"to":"+447700900123"}'
+
+Exit code 1 when no webhook is subscribed or a first attempt did not get a 2xx.`,
 };

@@ -57,8 +57,11 @@ export function requireOption(value: string | undefined, name: string, command: 
   return value;
 }
 
-/** An http(s) URL, or a usage error. */
-export function parseUrl(value: string, command: string): URL {
+/** An http(s) URL, or a usage error (saying it is required when it is missing). */
+export function parseUrl(value: string | undefined, command: string): URL {
+  if (value === undefined || value === '') {
+    throw new UsageError('--url is required: your webhook endpoint, e.g. --url http://localhost:3000/webhooks', command);
+  }
   try {
     const url = new URL(value);
     if (url.protocol === 'http:' || url.protocol === 'https:') return url;

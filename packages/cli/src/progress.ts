@@ -1,6 +1,7 @@
 import type { DeliveryAttempt } from '@hookline/testing/kit';
 import type { CliIo } from './io';
 import type { Style } from './style';
+import { plural } from './text-table';
 
 /** Progress of `hookline simulate`: a redrawn bar on a terminal, one plain line per attempt otherwise. */
 export interface Progress {
@@ -30,7 +31,7 @@ export function createProgress(io: CliIo, style: Style, total: number, quiet: bo
     const filled = Math.round((settled / Math.max(1, total)) * width);
     const bar = `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
     stream.write(
-      `\r\x1b[2K${bar} ${settled}/${total} settled · ${attempts} attempts · ${failures} failed attempts · ${retrying.size} waiting to retry`,
+      `\r\x1b[2K${bar} ${settled}/${total} settled · ${plural(attempts, 'attempt')} · ${failures} failed · ${retrying.size} waiting to retry`,
     );
     drawn = true;
   }

@@ -24,7 +24,7 @@ const secret = 'whsec_run_test';
 
 describe('run (in process)', () => {
   it('has --help for every command, and exit code 2 for no or an unknown command', async () => {
-    for (const command of ['send', 'simulate', 'sign', 'verify', 'events']) {
+    for (const command of ['send', 'simulate', 'sign', 'verify', 'events', 'webhooks', 'emulator', 'trigger']) {
       const help = await runCli([command, '--help']);
       expect(help.code, command).toBe(0);
       expect(help.stdout, command).toContain(`Usage: hookline ${command}`);
@@ -38,7 +38,8 @@ describe('run (in process)', () => {
 
   it('answers usage errors with exit code 2 and the fix', async () => {
     const cases: [string[], RegExp][] = [
-      [['send', 'message.read', '--secret', secret], /--url must be an http\(s\) URL/],
+      [['send', 'message.read', '--secret', secret], /--url is required/],
+      [['send', 'message.read', '--secret', secret, '--url', 'ftp://x'], /--url must be an http\(s\) URL/],
       [['send', 'message.read', '--url', 'http://127.0.0.1:9/x'], /--secret is required/],
       [['send', '--url', 'http://127.0.0.1:9/x', '--secret', secret], /name the event/],
       [['send', 'message.read', '--url', 'http://127.0.0.1:9/x', '--secret', secret, '--data', '[1]'], /--data must be a JSON object/],

@@ -1,15 +1,20 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { CommandContext } from './command';
+import { emulatorCommand } from './emulator-command';
 import { eventsCommand } from './events-command';
 import { HELP } from './help';
 import { processIo, UsageError, type CliIo } from './io';
+import { describeParseError, joinNegativeValues } from './parse-args-error';
 import { QUEUE_OPTIONS, queueCommand } from './queue-command';
 import { sendCommand } from './send-command';
+import { SERVICE_OPTIONS } from './service-options';
 import { signCommand } from './sign-command';
 import { simulateCommand } from './simulate-command';
 import { styleFor } from './style';
+import { triggerCommand } from './trigger-command';
 import { verifyCommand } from './verify-command';
 import { version } from './version';
+import { WEBHOOKS_OPTIONS, webhooksCommand } from './webhooks-command';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -40,6 +45,12 @@ const COMMANDS: Record<string, { options: Options; run: (context: CommandContext
   sign: { options: { secret: { type: 'string' } }, run: signCommand },
   verify: { options: { secret: { type: 'string' }, signature: { type: 'string' } }, run: verifyCommand },
   events: { options: {}, run: eventsCommand },
+  webhooks: { options: WEBHOOKS_OPTIONS, run: webhooksCommand },
+  emulator: {
+    options: { port: { type: 'string' }, 'time-scale': { type: 'string' }, 'api-key': { type: 'string' } },
+    run: emulatorCommand,
+  },
+  trigger: { options: { data: { type: 'string' }, 'base-url': SERVICE_OPTIONS['base-url'] }, run: triggerCommand },
   queue: { options: QUEUE_OPTIONS, run: (context) => queueCommand(context) },
 };
 
@@ -68,20 +79,20 @@ export async function run(argv: readonly string[], io: CliIo = processIo()): Pro
   }
   const command = COMMANDS[name];
   if (command === undefined) {
-    io.stderr.write(`hookline: unknown command ${JSON.stringify(name)}\n\n${HELP.hookline}\n`);
+    io.stderr.write(`hookline: unknown command ${JSON.stringify(name)}\nRun "hookline --help" for the commands.\n`);
     return EXIT.usage;
   }
   try {
     let parsed: { values: CommandContext['values']; positionals: string[] };
     try {
       parsed = parseArgs({
-        args: [...rest],
+        args: joinNegativeValues(rest, command.options),
         options: { ...COMMON, ...command.options },
         allowPositionals: true,
         strict: true,
       }) as typeof parsed;
     } catch (error) {
-      throw new UsageError((error as Error).message, name);
+      throw new UsageError(describeParseError(error, { ...COMMON, ...command.options }), name);
     }
     if (parsed.values.help === true) {
       io.stdout.write(`${HELP[name]}\n`);
@@ -90,7 +101,8 @@ export async function run(argv: readonly string[], io: CliIo = processIo()): Pro
     return await command.run({ ...parsed, io, style: styleFor(io.stdout, io.env) });
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr.write(`hookline ${name}: ${error.message}\n\n${HELP[error.command ?? name]}\n`);
+      // The one thing that is wrong and where the usage is: reprinting the whole help buries the message.
+      io.stderr.write(`hookline ${name}: ${error.message}\nRun "hookline ${error.command ?? name} --help" for its usage.\n`);
       return EXIT.usage;
     }
     io.stderr.write(`hookline ${name}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -32,7 +32,7 @@ export async function sendCommand({ values, positionals, io, style }: CommandCon
   const [event, ...extra] = positionals;
   if (event === undefined) throw new UsageError('name the event to send, e.g. hookline send message.delivered', 'send');
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`, 'send');
-  const url = parseUrl(String(values.url ?? ''), 'send');
+  const url = parseUrl(values.url as string | undefined, 'send');
   const secret = requireSecret(values.secret as string | undefined, io, 'send');
   const data = await parseData(values.data as string | undefined, 'send');
   const timeoutMs = values.timeout === undefined ? SERVICE_TIMEOUT_MS : parsePositive(String(values.timeout), 'timeout', 'send');
@@ -66,10 +66,18 @@ export async function sendCommand({ values, positionals, io, style }: CommandCon
       '',
     ].join('\n'),
   );
-  const code = attempt.responseCode === null ? attempt.status : String(attempt.responseCode);
-  const verdict = ok ? style.green(`${code} ${attempt.status}`) : style.red(`${code} ${attempt.status}`);
-  io.stdout.write(`${verdict} in ${attempt.latencyMs.toFixed(1)} ms\n`);
-  if (attempt.responseBody !== '') io.stdout.write(`${prettyBody(attempt.responseBody)}\n`);
+  const latency = `${attempt.latencyMs.toFixed(1)} ms`;
+  if (attempt.responseCode === null) {
+    // No HTTP answer: the status says why (network error or time-out) and the body holds the cause.
+    const why = attempt.status === 'timeout' ? 'timed out' : 'network error';
+    io.stdout.write(
+      `${style.red(`no answer: ${why} after ${latency}`)}${attempt.responseBody === '' ? '' : ` (${attempt.responseBody})`}\n`,
+    );
+  } else {
+    const verdict = `${attempt.responseCode} ${attempt.status}`;
+    io.stdout.write(`${ok ? style.green(verdict) : style.red(verdict)} in ${latency}\n`);
+    if (attempt.responseBody !== '') io.stdout.write(`${prettyBody(attempt.responseBody)}\n`);
+  }
   if (!ok) io.stderr.write(style.dim('The service would retry this delivery (it succeeds only on a 2xx within 30 s).\n'));
   return ok ? 0 : 1;
 }

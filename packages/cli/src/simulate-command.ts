@@ -20,7 +20,7 @@ const MIN_TIMEOUT_MS = 2_000;
 /** `hookline simulate`: many deliveries through the whole retry schedule, then the attempt table. */
 export async function simulateCommand({ values, positionals, io, style }: CommandContext): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'simulate');
-  const url = parseUrl(String(values.url ?? ''), 'simulate');
+  const url = parseUrl(values.url as string | undefined, 'simulate');
   const secret = requireSecret(values.secret as string | undefined, io, 'simulate');
   const events =
     values.events === undefined
@@ -68,7 +68,9 @@ export async function simulateCommand({ values, positionals, io, style }: Comman
   if (json) {
     io.stdout.write(`${JSON.stringify({ summary, timeScale, deliveries: results }, null, 2)}\n`);
   } else {
-    io.stdout.write(`${formatAttemptTable(results, style)}\n\n${formatSummary(summary, style)}\n`);
+    // formatSummary always writes "N attempts"; a single attempt reads "1 attempt".
+    const line = formatSummary(summary, style).replace(/, 1 attempts:/, ', 1 attempt:');
+    io.stdout.write(`${formatAttemptTable(results, style)}\n\n${line}\n`);
   }
   return summary.gaveUp === 0 ? 0 : 1;
 }

@@ -1,0 +1,74 @@
+import { startServiceEmulator } from '@hookline/testing/kit';
+import type { CommandContext } from './command';
+import { parsePositive, UsageError } from './io';
+import { describeAttempt } from './webhooks-command';
+
+/** The emulator's port unless --port says otherwise: fixed, so the printed exports work run after run. */
+export const DEFAULT_EMULATOR_PORT = 4010;
+
+/** `hookline emulator`: the local service, until Ctrl-C. */
+export async function emulatorCommand({ values, positionals, io, style }: CommandContext): Promise<number> {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'emulator');
+  const port = values.port === undefined ? DEFAULT_EMULATOR_PORT : parsePort(String(values.port));
+  const timeScale = values['time-scale'] === undefined ? 1 : parsePositive(String(values['time-scale']), 'time-scale', 'emulator');
+  const apiKey = values['api-key'] as string | undefined;
+  if (apiKey !== undefined && !/^sk_(sandbox|live)_[\x21-\x7e]+$/.test(apiKey)) {
+    throw new UsageError('--api-key must start with sk_sandbox_ or sk_live_ and have no spaces', 'emulator');
+  }
+  const json = values.json === true;
+  let emulator: Awaited<ReturnType<typeof startServiceEmulator>>;
+  try {
+    emulator = await startServiceEmulator({
+      port,
+      timeScale,
+      ...(apiKey === undefined ? {} : { apiKeys: [apiKey] }),
+      onAttempt: (attempt) => {
+        if (json) return void io.stdout.write(`${JSON.stringify({ type: 'attempt', ...attempt })}\n`);
+        const line = `attempt ${attempt.attempt} ${attempt.event} ${attempt.deliveryId} → ${attempt.webhookId}: ${describeAttempt(attempt)}`;
+        const next = attempt.nextAttemptAt === null ? '' : style.dim(` (next try ${new Date(attempt.nextAttemptAt).toLocaleTimeString()})`);
+        io.stdout.write(`${attempt.status === 'succeeded' ? line : style.yellow(line)}${next}\n`);
+      },
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use: pick another with --port (0 for any free one)`, 'emulator');
+    throw error;
+  }
+
+  if (json)
+    io.stdout.write(
+      `${JSON.stringify({ type: 'listening', url: emulator.url, apiKey: emulator.apiKey, inspectorUrl: emulator.inspectorUrl, timeScale })}\n`,
+    );
+  else {
+    io.stdout.write(
+      [
+        style.bold('hookline service emulator'),
+        `  base URL   ${emulator.url}`,
+        `  API key    ${emulator.apiKey}`,
+        `  inspector  ${emulator.inspectorUrl}`,
+        `  time scale ${timeScale}${timeScale === 1 ? ' (retries at the real +30 s, +2 min, … +24 h)' : ''}`,
+        '',
+        'In another terminal:',
+        `  export SERVICE_BASE_URL=${emulator.url} SERVICE_API_KEY=${emulator.apiKey}`,
+        '  hookline webhooks create --url http://127.0.0.1:3000/webhooks --events message.delivered',
+        '  hookline trigger message.delivered',
+        '',
+        style.dim('Delivery attempts are printed below. Ctrl-C stops (webhooks live in memory only).'),
+        '',
+      ].join('\n'),
+    );
+  }
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await emulator.close();
+  return 0;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(value)}`, 'emulator');
+  return port;
+}

@@ -1,0 +1,96 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createDelivery, serializeDelivery, sign } from '@hookline/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from './io';
+import { run } from './run';
+
+// What the command says when something is wrong: in its own words, one line and where the help is.
+async function runCli(argv: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = {
+    stdout: { write: (chunk: string) => (stdout += chunk) },
+    stderr: { write: (chunk: string) => (stderr += chunk) },
+    stdin: (async function* () {
+      yield Buffer.from(input, 'utf8');
+    })(),
+    env: { NO_COLOR: '1' },
+  };
+  return { code: await run(argv, io), stdout, stderr };
+}
+
+const secret = 'whsec_wording_test';
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
+});
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+describe('usage errors', () => {
+  it('print the one thing that is wrong and how to get help, not the whole help', async () => {
+    const cases: [string[], string][] = [
+      [
+        ['send', 'message.read', '--secret', secret],
+        'hookline send: --url is required: your webhook endpoint, e.g. --url http://localhost:3000/webhooks',
+      ],
+      [
+        ['simulate', '--secret', secret],
+        'hookline simulate: --url is required: your webhook endpoint, e.g. --url http://localhost:3000/webhooks',
+      ],
+      [['simulate', '--url', url, '--secret', secret, '--count', '-3'], 'hookline simulate: --count must be a positive integer, got "-3"'],
+      [
+        ['simulate', '--url', url, '--secret', secret, '--time-scale', '-0.5'],
+        'hookline simulate: --time-scale must be a positive number, got "-0.5"',
+      ],
+      [['send', 'message.read', '--secret', secret, '--bogus'], 'hookline send: unknown option --bogus'],
+      [['send', 'message.read', '--secret', secret, '--ulr', url], 'hookline send: unknown option --ulr (did you mean --url?)'],
+      [['send', 'message.read', '--secret', secret, '--url'], 'hookline send: --url needs a value'],
+      [
+        ['send', 'message.read', '--secret', secret, '--url', '--json'],
+        'hookline send: --url needs a value, and the next argument starts with "-"; write --url=<value> if that is the value',
+      ],
+      [['events', '--json=yes'], 'hookline events: --json takes no value'],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await runCli(argv);
+      expect(result.code, argv.join(' ')).toBe(2);
+      const command = argv[0];
+      expect(result.stderr, argv.join(' ')).toBe(`${message}\nRun "hookline ${command} --help" for its usage.\n`);
+    }
+    const unknown = await runCli(['frobnicate']);
+    expect(unknown).toMatchObject({ code: 2, stderr: 'hookline: unknown command "frobnicate"\nRun "hookline --help" for the commands.\n' });
+  });
+});
+
+describe('results', () => {
+  it('say "1 attempt", not "1 attempts"', async () => {
+    const result = await runCli(['simulate', '--url', url, '--secret', secret, '--events', 'message.read', '--count', '1']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('1 delivery, 1 attempt: 1 delivered first time, 0 after retries, 0 gave up');
+  });
+
+  it('say a network error once, with its cause', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const result = await runCli(['send', 'message.read', '--url', `http://127.0.0.1:${port}/webhooks`, '--secret', secret]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^no answer: network error after \d+\.\d ms \(.+\)$/m);
+    expect(result.stdout).not.toContain('network-error network-error');
+  });
+
+  it('verify explains that the receiver refuses an upper-case signature, and why', async () => {
+    const body = serializeDelivery(createDelivery('message.delivered'));
+    const result = await runCli(['verify', '--secret', secret, '--signature', sign(body, secret).toUpperCase()], body);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('uppercase-hex: The signature is right but in upper-case hex.');
+    expect(result.stdout).toContain('a hookline receiver answers 401 INVALID_SIGNATURE to anything but 64 lower-case hex digits');
+    expect(result.stdout).not.toContain('compare decoded bytes, or lower-case first');
+  });
+});
