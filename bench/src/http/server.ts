@@ -1,6 +1,6 @@
 /**
  * One benchmark server process: `tsx server.ts <framework>-<baseline|hookline|dedupe>`, framework one
- * of express, hono, fastify, node. Prints `{"port":N}` when listening; IPC "start"/"stop" measure its own
+ * of express, hono, fastify, node, koa, h3, h3v1, nestjs, nestfastify. Prints `{"port":N}` when listening; IPC "start"/"stop" measure its own
  * CPU time and requests in between (reply `{ cpuMicros, requests }`), "exit" stops it.
  *
  * The baselines are what a careful developer writes by hand on the same framework: read the raw
@@ -22,6 +22,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { benchMeter } from '../lib/bench-server';
+import { type FrameworkKit, startH3, startH3v1, startKoa, startNest } from './more-frameworks';
 import { BENCH_SECRET } from '../lib/payloads';
 
 const kind = process.argv[2] ?? '';
@@ -134,7 +135,15 @@ async function start(): Promise<{ port: number; close(): void }> {
     await app.listen({ port: 0, host: '127.0.0.1' });
     return { port: (app.server.address() as AddressInfo).port, close: () => void app.close() };
   }
-  throw new Error(`server.ts: unknown kind "${kind}"; use <express|hono|fastify|node>-<baseline|hookline|dedupe>`);
+  const kit: FrameworkKit = { receiver, verifyAndParse, readBody, count: () => meter.count() };
+  if (framework === 'koa') return startKoa(adapter, kit);
+  if (framework === 'h3') return startH3(adapter, kit);
+  if (framework === 'h3v1') return startH3v1(adapter, kit);
+  if (framework === 'nestjs') return startNest(adapter, kit, 'express');
+  if (framework === 'nestfastify') return startNest(adapter, kit, 'fastify');
+  throw new Error(
+    `server.ts: unknown kind "${kind}"; use <express|hono|fastify|node|koa|h3|h3v1|nestjs|nestfastify>-<baseline|hookline|dedupe>`,
+  );
 }
 
 const { port, close } = await start();
