@@ -62,8 +62,11 @@ function formatWait(ms: number): string {
 
 /** A refusal from the service as one or two lines; exit code 1. */
 export function reportServiceError(error: ServiceError, io: CliIo, command: string): number {
-  const head = error.status === 0 ? error.code : `${error.status} ${error.code}`;
-  const lines = [`hookline ${command}: the service answered ${head}: ${error.message}`];
+  const lines = [
+    error.status === 0
+      ? `hookline ${command}: no answer from the service (${error.code}): ${error.message}`
+      : `hookline ${command}: the service answered ${error.status} ${error.code}: ${error.message}`,
+  ];
   const field = error.details?.field;
   if (typeof field === 'string') lines.push(`  field ${field}: ${String(error.details?.issue ?? '')}`);
   if (error.retryAfterMs !== undefined) lines.push(`  retry after ${Math.ceil(error.retryAfterMs / 1000)} s`);

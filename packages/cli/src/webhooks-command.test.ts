@@ -67,6 +67,14 @@ describe('hookline webhooks', () => {
     expect(refused).toMatchObject({ code: 1 });
     expect(refused.stderr).toContain('401 INVALID_API_KEY');
 
+    const gone = await startServiceEmulator();
+    await gone.close();
+    const unreachable = await hookline(['webhooks', 'list', '--retries', '0', '--base-url', gone.url]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(
+      /^hookline webhooks list: no answer from the service \(NETWORK_ERROR\): GET \/v1\/webhooks reached no service at /,
+    );
+
     emulator.injectFault({ status: 429, retryAfter: 0, count: 2 });
     const retried = await hookline(['webhooks', 'list', '--retries', '1']);
     expect(retried.code).toBe(1);

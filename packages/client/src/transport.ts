@@ -189,5 +189,6 @@ function describe(cause: unknown): string {
   // undici puts the socket error (ECONNREFUSED…) in `cause`.
   const inner = (cause as { cause?: { code?: string; message?: string } } | undefined)?.cause;
   if (inner?.code !== undefined) return inner.code;
+  if (typeof inner?.message === 'string' && inner.message !== '') return inner.message; // e.g. "bad port"
   return cause instanceof Error ? cause.message : String(cause);
 }
