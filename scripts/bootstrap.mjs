@@ -38,11 +38,15 @@ function reportPnpmWarnings(output) {
   for (const line of output.split('\n')) {
     if (/^\s*WARN\b/.test(line)) console.log(`  pnpm: ${line.trim()}`);
   }
-  const ignored = /Ignored build scripts:([^.]*)\./s.exec(output);
+  // pnpm draws this note in a box: "Ignored build scripts: a@1.0.0, b@2.0.0. Run "pnpm approve-builds" …".
+  const ignored = /Ignored build scripts:(.*?)Run "pnpm approve-builds"/s.exec(output);
   if (ignored) {
-    const names = ignored[1].replace(/[│\s]+/g, ' ').trim();
+    const names = ignored[1]
+      .replace(/[│\s]+/g, ' ')
+      .trim()
+      .replace(/\.$/, '');
     console.log(
-      `  pnpm did not run the install scripts of ${names}: list the ones that need them in package.json "pnpm.onlyBuiltDependencies".`,
+      `  pnpm did not run the install scripts of ${names}: list each in package.json "pnpm.onlyBuiltDependencies" (needs it) or "pnpm.ignoredBuiltDependencies" (does not).`,
     );
   }
 }
