@@ -134,6 +134,29 @@ describe('HooklineInstrumentation', () => {
     expect(span?.attributes['error.type']).toBe('METHOD_NOT_ALLOWED');
   });
 
+  it('disabled mid-delivery: the running delivery still ends its span, then nothing listens any more', () => {
+    const instrumentation = new HooklineInstrumentation({ enabled: false });
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    instrumentation.setTracerProvider(provider);
+    telemetry.instrumentation.disable();
+    instrumentation.enable();
+    const ctx: DeliveryTrace = { mode: 'receive', receivedAt: Date.now(), storeMs: {} };
+    delivery.start.publish(ctx);
+    instrumentation.disable();
+    expect(listening()).toBe(false);
+    expect(delivery.asyncEnd.hasSubscribers).toBe(true);
+    delivery.start.publish({ mode: 'receive', receivedAt: Date.now(), storeMs: {} }); // not ours any more
+    delivery.asyncEnd.publish(Object.assign(ctx, { event: 'message.sent', outcome: 'handled', status: 200 }));
+    expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(['process message.sent']);
+    expect(delivery.asyncEnd.hasSubscribers).toBe(false);
+    instrumentation.enable(); // and again, from scratch
+    expect(listening()).toBe(true);
+    instrumentation.disable();
+    expect(delivery.asyncEnd.hasSubscribers).toBe(false);
+    telemetry.instrumentation.enable();
+  });
+
   it('a delivery that started before it subscribed is ignored when it settles', async () => {
     telemetry.instrumentation.disable();
     const ctx: DeliveryTrace = { mode: 'receive', receivedAt: Date.now(), storeMs: {} };

@@ -49,6 +49,8 @@ interface DeliveryState {
   span: Span;
   startedAt: number;
   linked: boolean;
+  /** The instruments it started with (setMeterProvider may replace them meanwhile). */
+  metrics: DeliveryMetrics;
 }
 
 /**
@@ -79,6 +81,10 @@ export class HooklineInstrumentation {
   private tracer: Tracer;
   private metrics: DeliveryMetrics;
   private subscribed = false;
+  // Deliveries this instance started and has not ended: after disable(), it keeps listening for their
+  // ends until they are all over, so no span is left open.
+  private open = 0;
+  private listeningForEnds = false;
   // One key per instance: two instances never read each other's spans.
   private readonly state = Symbol('@hookline/otel delivery');
 
@@ -94,17 +100,28 @@ export class HooklineInstrumentation {
     if (this.subscribed) return;
     this.subscribed = true;
     subscribe(DELIVERY_START, this.onStart);
-    subscribe(DELIVERY_ASYNC_END, this.onSettled);
     subscribe(STORE_CHANNEL, this.onStore);
+    if (!this.listeningForEnds) {
+      this.listeningForEnds = true;
+      subscribe(DELIVERY_ASYNC_END, this.onSettled);
+    }
   }
 
-  /** Unsubscribes: the core stops publishing once nobody listens. Spans already started still end. */
+  /**
+   * Unsubscribes: no new delivery gets a span, and once the deliveries already running have ended
+   * theirs, nothing listens and the core stops publishing.
+   */
   disable(): void {
     if (!this.subscribed) return;
     this.subscribed = false;
     unsubscribe(DELIVERY_START, this.onStart);
-    unsubscribe(DELIVERY_ASYNC_END, this.onSettled);
     unsubscribe(STORE_CHANNEL, this.onStore);
+    if (this.open === 0) this.stopListeningForEnds();
+  }
+
+  private stopListeningForEnds(): void {
+    this.listeningForEnds = false;
+    unsubscribe(DELIVERY_ASYNC_END, this.onSettled);
   }
 
   /** Uses this provider's tracer from now on (the global one until then). */
@@ -161,7 +178,8 @@ export class HooklineInstrumentation {
         if (tracestate) delivery.tracestate = tracestate;
       }
     }
-    delivery[this.state] = { span, startedAt: performance.now(), linked: links !== undefined };
+    delivery[this.state] = { span, startedAt: performance.now(), linked: links !== undefined, metrics: this.metrics };
+    this.open++;
     this.metrics.started();
   };
 
@@ -176,7 +194,8 @@ export class HooklineInstrumentation {
     const { span } = state;
     if (span.isRecording()) describeOutcome(span, delivery, outcome, state.linked);
     span.end();
-    this.metrics.settled(delivery, outcome, seconds);
+    state.metrics.settled(delivery, outcome, seconds);
+    if (--this.open === 0 && !this.subscribed) this.stopListeningForEnds();
   };
 
   private readonly onStore = (message: unknown): void => {
