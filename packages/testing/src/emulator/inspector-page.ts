@@ -117,7 +117,10 @@ export const INSPECTOR_PAGE = `<!doctype html>
     try {
       const state = await (await fetch('/inspector/state', { cache: 'no-store' })).json();
       const select = $('#trigger-event');
-      if (select.options.length === 0) select.replaceChildren(...state.events.map((name) => el('option', { value: name, textContent: name })));
+      if (select.options.length === 0) {
+        select.replaceChildren(...state.events.map((name) => el('option', { value: name, textContent: name })));
+        select.value = 'message.delivered'; // the one event whose payload the service documents
+      }
       renderWebhooks(state.webhooks);
       renderDeliveries(state.deliveries);
     } finally {
