@@ -32,6 +32,36 @@ export function loadScript(source: string): LoadedScript {
   return { source, sha1: createHash('sha1').update(source).digest('hex') };
 }
 
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/**
+ * ioredis writes every command to its socket at once, one system call each: under load those writes
+ * were a fifth of a receiver's CPU. Corking the socket until the end of this turn of the event loop
+ * lets Node send everything written meanwhile (the completions that one Redis reply released, the
+ * claims of requests read in one poll) in one `writev`, which is what node-redis does by itself. The
+ * uncork always goes to the socket that was corked, so a reconnection in between changes nothing.
+ */
+function writeCoalescer(client: RedisClientLike): () => void {
+  const source = client as { stream?: Partial<Corkable> };
+  let corked: Corkable | undefined;
+  const release = (): void => {
+    const stream = corked;
+    corked = undefined;
+    stream?.uncork();
+  };
+  return () => {
+    if (corked !== undefined) return;
+    const stream = source.stream;
+    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return;
+    stream.cork();
+    corked = stream as Corkable;
+    setImmediate(release);
+  };
+}
+
 function isNoScript(error: unknown): boolean {
   const message = error instanceof Error ? error.message : String(error);
   return message.startsWith('NOSCRIPT') || message.includes('NOSCRIPT');
@@ -54,7 +84,9 @@ export function scriptRunner(client: RedisClientLike): ScriptRunner {
   }
   if (typeof (client as IoredisLike).evalsha === 'function') {
     const ioredis = client as IoredisLike;
+    const coalesce = writeCoalescer(client);
     return async (script, key, args) => {
+      coalesce();
       try {
         return await ioredis.evalsha(script.sha1, 1, key, ...args);
       } catch (error) {

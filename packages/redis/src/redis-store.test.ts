@@ -148,6 +148,33 @@ describe.skipIf(!server.reachable)('redisStore', () => {
       }
     });
 
+    it('sends the ioredis commands of one turn of the event loop in one socket write, each answered as its own', async () => {
+      const client = ioredis();
+      await new Promise((resolve) => client.once('ready', resolve));
+      try {
+        const store = redisStore({ client, prefix });
+        const stream = (client as unknown as { stream: { _write: () => void; _writev: () => void } }).stream;
+        let writes = 0;
+        for (const method of ['_write', '_writev'] as const) {
+          const original = stream[method];
+          stream[method] = function (this: unknown, ...args: unknown[]) {
+            writes++;
+            return (original as (...a: unknown[]) => unknown).apply(this, args);
+          } as never;
+        }
+        const keys = Array.from({ length: 20 }, () => `cork:wdl_${randomUUID()}`);
+        const claims = await Promise.all(keys.map((key) => store.claim(key, `t-${key}`, 60_000)));
+        expect(claims).toEqual(keys.map(() => ({ state: 'acquired', attempt: 1 })));
+        expect(writes).toBeLessThan(keys.length / 4);
+        const before = writes;
+        const done = await Promise.all(keys.map((key, i) => store.complete(key, i % 2 === 0 ? `t-${key}` : 'not-the-owner', 60_000)));
+        expect(done).toEqual(keys.map((_, i) => i % 2 === 0));
+        expect(writes - before).toBeLessThan(keys.length / 4);
+      } finally {
+        client.disconnect();
+      }
+    });
+
     it('refuses a duration that is not a positive number before touching Redis', async () => {
       const store = redisStore({ client: admin, prefix });
       await expect(store.claim('x', 't', 0)).rejects.toThrow(RangeError);
