@@ -109,6 +109,9 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
   /** What a handler saw as the active span, by deliveryId. */
   const handlerParents = new Map<string, string | undefined>();
   let childSpans: Span[] = [];
+  // A handler that waits until the test lets it finish.
+  let slowStarted: (() => void) | undefined;
+  let slowGate: Promise<void> = Promise.resolve();
 
   beforeAll(async () => {
     telemetry = setUpTelemetry();
@@ -126,6 +129,10 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       })
       .on('call.failed', async () => {
         throw new TypeError('the database is read-only');
+      })
+      .on('line.status_changed', async () => {
+        slowStarted?.();
+        await slowGate;
       });
     receiver.onError(() => {}); // the thrown handler is expected: keep the output quiet
     harness = await serve(telemetry, createNodeHandler(receiver, { path: '/webhooks' }));
@@ -318,6 +325,39 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       inflightZero,
       histogram('hookline.store.duration', { 'hookline.store.operation': 'claim' }),
       histogram('hookline.store.duration', { 'hookline.store.operation': 'release' }),
+    ]);
+  });
+
+  it('409 (the first copy still running): outcome duplicate, reason in_progress, not an error', async () => {
+    let release = () => {};
+    slowGate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const started = new Promise<void>((resolve) => {
+      slowStarted = resolve;
+    });
+    const d = delivery('line.status_changed');
+    const first = post(harness.url, d.body, d.headers);
+    await started;
+    expect(await post(harness.url, d.body, d.headers)).toBe(409);
+    const { delivery: span } = await spansOfRequest();
+    expect(span.attributes).toEqual({
+      ...BASE,
+      'hookline.mode': 'receive',
+      'hookline.outcome': 'duplicate',
+      'hookline.event': 'line.status_changed',
+      'messaging.message.id': d.deliveryId,
+      'http.response.status_code': 409,
+      'hookline.reason': 'in_progress',
+    });
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    release();
+    expect(await first).toBe(200);
+    await spansOfRequest();
+    const taken = await points();
+    expect(taken.filter((point) => point.name === 'hookline.deliveries')).toEqual([
+      count('hookline.deliveries', { 'hookline.outcome': 'duplicate', 'hookline.event': 'line.status_changed' }),
+      count('hookline.deliveries', { 'hookline.outcome': 'handled', 'hookline.event': 'line.status_changed' }),
     ]);
   });
 
