@@ -166,8 +166,8 @@ export class HooklineInstrumentation {
       },
       parent,
     );
-    const active = trace.setSpan(parent, span);
-    delivery.runInScope = (fn) => context.with(active, fn);
+    // The context is made only when handlers run (not for refusals, duplicates, unhandled events).
+    delivery.runInScope = (fn) => context.with(trace.setSpan(parent, span), fn);
     if (delivery.mode === 'receive') {
       // The core copies these into a queued job: the worker's span links back to this one.
       const spanContext = span.spanContext();
