@@ -20,7 +20,9 @@ function checkUrl(value: unknown): string {
     throw EmulatorRefusal.validation('url', 'not an absolute URL', `url ${JSON.stringify(value)} is not an absolute URL`);
   }
   // The service takes HTTPS URLs only; the emulator also takes http to this machine, where receivers run in development.
-  if (url.protocol === 'https:' || (url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname))) return value;
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && (LOCAL_HOSTS.has(url.hostname) || url.hostname.endsWith('.localhost')))) {
+    return value;
+  }
   throw EmulatorRefusal.validation(
     'url',
     'must be https',
