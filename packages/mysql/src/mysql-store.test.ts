@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { StoreDataError } from '@hookline/core/adapter';
 import { describeStoreConformance, requireServer } from '@hookline/testing';
 import mysql from 'mysql2/promise';
+import type { IdempotencyStore } from '@hookline/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type MysqlStore, mysqlStore } from './mysql-store';
 import { MAX_KEY_BYTES, SCHEMA_SQL, schemaSql } from './schema';
@@ -16,6 +17,33 @@ const created = new Set<string>([table]);
 
 // Few connections: other test files use the same server at the same time.
 const newPool = () => mysql.createPool({ uri: MYSQL_URL, connectionLimit: 8, connectTimeout: 5_000 });
+
+/**
+ * Sends every completion between two others on fresh keys, to a store that runs one completion
+ * statement at a time: the first decoy goes alone and the completion leaves in a batch with the
+ * second, so the conformance suite runs against the batch statement. The second decoy holds a lease
+ * of its own; when the completion under test is refused, fewer rows change than were asked for and
+ * the store reads which.
+ */
+function alwaysBatched(store: MysqlStore): IdempotencyStore {
+  const decoy = () => `decoy:wdl_${randomUUID()}`;
+  return {
+    claim: (key, token, leaseMs) => store.claim(key, token, leaseMs),
+    async complete(key, token, retentionMs) {
+      const [first, second] = [decoy(), decoy()];
+      await store.claim(second, 'decoy', 60_000);
+      const [, result, decoyDone] = await Promise.all([
+        store.complete(first, 'decoy', retentionMs),
+        store.complete(key, token, retentionMs),
+        store.complete(second, 'decoy', retentionMs),
+      ]);
+      expect(decoyDone).toBe(true);
+      return result;
+    },
+    release: (key, token) => store.release(key, token),
+    extend: (key, token, leaseMs) => store.extend(key, token, leaseMs),
+  };
+}
 
 describe('schema', () => {
   it('ships schema.sql with the same text as SCHEMA_SQL', () => {
@@ -66,6 +94,54 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
       prepared ? { concurrency: 32 } : { rounds: 5 },
     );
   }
+
+  describeStoreConformance(
+    'mysqlStore (batched completions)',
+    () => {
+      const pool = newPool();
+      let ended = false;
+      return {
+        store: alwaysBatched(store(pool, { batchConcurrency: 1 })),
+        breakBackend: async () => {
+          ended = true;
+          await pool.end();
+        },
+        cleanup: async () => {
+          if (!ended) await pool.end();
+        },
+      };
+    },
+    { rounds: 5 },
+  );
+
+  it('sends completions that arrive together in fewer statements, each answered as its own', async () => {
+    const pool = newPool();
+    let statements = 0;
+    const counted = new Proxy(pool, {
+      get(target, property, receiver) {
+        if (property !== 'execute') return Reflect.get(target, property, receiver);
+        return (...args: unknown[]) => {
+          statements++;
+          return (target.execute as (...a: unknown[]) => unknown)(...args);
+        };
+      },
+    });
+    const s = store(counted);
+    try {
+      const keys = Array.from({ length: 200 }, (_, i) => `batch:${i}:wdl_${randomUUID()}`);
+      const tokens = keys.map(() => randomUUID());
+      await Promise.all(keys.map((key, i) => s.claim(key, tokens[i]!, 60_000)));
+      const before = statements;
+      // Half of them with the wrong token: only the owners' completions count.
+      const completed = await Promise.all(keys.map((key, i) => s.complete(key, i % 2 === 0 ? tokens[i]! : randomUUID(), 60_000)));
+      expect(completed).toEqual(keys.map((_, i) => i % 2 === 0));
+      expect(statements - before).toBeLessThan(keys.length / 4);
+      const again = await Promise.all(keys.map((key) => s.claim(key, randomUUID(), 60_000)));
+      expect(again.map((claim) => claim.state)).toEqual(keys.map((_, i) => (i % 2 === 0 ? 'completed' : 'in_progress')));
+    } finally {
+      await pool.end();
+    }
+  });
 
   it('gives a brand-new key to exactly one of 64 claimers from 4 pools, 10 rounds (no lost or doubled lease, deadlocks retried)', async () => {
     const pools = Array.from({ length: 4 }, newPool);

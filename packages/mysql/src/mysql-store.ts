@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
 import { StoreDataError } from '@hookline/core/adapter';
+import { batchQueue } from './batch-queue';
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { MAX_KEY_BYTES, MAX_TOKEN_BYTES, qualifiedTable, schemaSql, type TableLocation } from './schema';
 import { OUTCOME, PRUNE_CHUNK, statements } from './statements';
@@ -26,6 +28,18 @@ export interface MysqlStoreOptions extends TableLocation {
    * @default 5_000
    */
   statementTimeoutMs?: number;
+  /**
+   * Most completions sent together in one statement. Under load, the completions that arrive while
+   * `batchConcurrency` completion statements are running leave together when one comes back: one
+   * round trip and one commit for many deliveries. `1` sends each one alone.
+   * @default 100
+   */
+  maxBatchSize?: number;
+  /**
+   * Most completion statements running at once; completions beyond wait for the next batch.
+   * @default 2
+   */
+  batchConcurrency?: number;
 }
 
 /** A MySQL store, plus its schema and housekeeping. */
@@ -36,6 +50,11 @@ export interface MysqlStore extends IdempotencyStore {
   ensureSchema(): Promise<void>;
   /** Deletes the rows nothing needs any more (see `keepMs`), in chunks; resolves how many. Run it from a cron or timer. */
   prune(): Promise<number>;
+}
+
+function count(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`mysqlStore: ${name} must be a positive integer, got ${value}`);
+  return value;
 }
 
 function ms(name: string, value: number): number {
@@ -94,6 +113,8 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
   const timeout = ms('statementTimeoutMs', options.statementTimeoutMs ?? 5_000);
   const prepared = options.preparedStatements ?? true;
   const sql = statements(table);
+  const maxBatch = count('maxBatchSize', options.maxBatchSize ?? 100);
+  const concurrency = count('batchConcurrency', options.batchConcurrency ?? 2);
 
   async function run(text: string, values: MysqlValue[]): Promise<{ affectedRows: number; insertId: number }> {
     for (let tries = 1; ; tries++) {
@@ -128,12 +149,52 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
 
   const owned = (key: string, token: string) => [bytes('key', key, MAX_KEY_BYTES), bytes('token', token, MAX_TOKEN_BYTES)];
 
+  interface Completion {
+    key: Buffer;
+    token: Buffer;
+    retention: number;
+  }
+  async function completions(items: Completion[]): Promise<boolean[]> {
+    const [one] = items;
+    if (items.length === 1 && one !== undefined) {
+      return [(await run(sql.complete, [one.retention, one.retention, one.key, one.token])).affectedRows === 1];
+    }
+    // InnoDB locks the rows in index order whatever the list's order, so no two batches deadlock.
+    const marker = randomBytes(8);
+    const retention = items[0]!.retention;
+    const keys = items.map((item) => item.key);
+    const { affectedRows } = await run(sql.completeMany(items.length), [
+      marker,
+      retention,
+      retention,
+      ...keys,
+      ...items.flatMap((item) => [item.key, item.token]),
+    ]);
+    if (affectedRows === items.length) return items.map(() => true);
+    const [rows] = await (prepared ? pool.execute : pool.query).call(pool, { sql: sql.completedBy(items.length), timeout }, [
+      ...keys,
+      marker,
+    ]);
+    const done = new Set((rows as { k: Buffer }[]).map((row) => Buffer.from(row.k).toString('hex')));
+    return keys.map((key) => done.has(key.toString('hex')));
+  }
+  const complete =
+    maxBatch === 1
+      ? async (item: Completion) => (await completions([item]))[0]!
+      : batchQueue({
+          run: completions,
+          keyOf: (item: Completion) => item.key.toString('latin1'),
+          groupOf: (item: Completion) => item.retention,
+          maxSize: maxBatch,
+          concurrency,
+        });
+
   return {
     table,
     claim,
     async complete(key, token, retentionMs) {
       const retention = ms('retentionMs', retentionMs);
-      return (await run(sql.complete, [retention, retention, ...owned(key, token)])).affectedRows === 1;
+      return complete({ key: bytes('key', key, MAX_KEY_BYTES), token: bytes('token', token, MAX_TOKEN_BYTES), retention });
     },
     async release(key, token) {
       return (await run(sql.release, [keep, ...owned(key, token)])).affectedRows === 1;

@@ -12,6 +12,8 @@ const after = (param = '?'): string => `(${NOW} + ${param})`;
  */
 export const OUTCOME = { acquired: 1, inProgress: 2, completed: 3 } as const;
 
+const list = (n: number, item: string): string => Array.from({ length: n }, () => item).join(', ');
+
 /** Most rows one prune statement deletes. */
 export const PRUNE_CHUNK = 5_000;
 
@@ -44,6 +46,17 @@ ON DUPLICATE KEY UPDATE
   return {
     /** key, token, lease, lease + keep, token, lease + keep, lease → insertId: the outcome. */
     claim,
+    /**
+     * Completions that queued up, one statement and one commit for all (`n` distinct keys, one
+     * retention): marker, retention, retention, n keys, n key/token pairs. Each completed row keeps
+     * the batch's marker as its token, so when fewer rows changed than were asked for, a read of
+     * `completedBy` says which.
+     */
+    completeMany: (n: number) =>
+      `UPDATE ${table} SET state = 'c', token = ?, expires_at = ${after()}, purge_at = ${after()}
+WHERE state = 'l' AND k IN (${list(n, '?')}) AND (k, token) IN (${list(n, '(?, ?)')})`,
+    /** marker, n keys → the keys this batch completed. */
+    completedBy: (n: number) => `SELECT k FROM ${table} WHERE k IN (${list(n, '?')}) AND state = 'c' AND token = ?`,
     /** retention, retention, key, token. */
     complete: `UPDATE ${table} SET state = 'c', token = NULL, expires_at = ${after()}, purge_at = ${after()} WHERE ${owned}`,
     /** keep, key, token. */
