@@ -148,7 +148,8 @@ export class HooklineInstrumentation {
     const delivery = message as DeliveryTrace & Record<symbol, DeliveryState | undefined>;
     const parent = context.active();
     let links: Link[] | undefined;
-    if (delivery.traceparent !== undefined) {
+    // Work mode: the receipt's context, carried by the job (receive mode writes it, below).
+    if (delivery.mode === 'work' && delivery.traceparent !== undefined) {
       const link = linkFromTraceparent(delivery.traceparent, delivery.tracestate);
       if (link !== undefined) links = [link];
     }
