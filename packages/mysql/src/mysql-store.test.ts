@@ -204,7 +204,7 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
     const s = mysqlStore({ pool: admin, table: pruneTable, keepMs: 150 });
     await s.ensureSchema();
     await s.claim('live', 'a', 60_000); // live lease: kept
-    await s.claim('done-short', 'b', 60_000);
+    await s.claim('done-short', 'b', 50); // pruned at the later of lease + keepMs and its retention
     await s.complete('done-short', 'b', 100); // retention ends: pruned
     await s.claim('done-long', 'c', 60_000);
     await s.complete('done-long', 'c', 60_000); // retained: kept

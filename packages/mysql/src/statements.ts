@@ -53,12 +53,12 @@ ON DUPLICATE KEY UPDATE
      * `completedBy` says which.
      */
     completeMany: (n: number) =>
-      `UPDATE ${table} SET state = 'c', token = ?, expires_at = ${after()}, purge_at = ${after()}
+      `UPDATE ${table} SET state = 'c', token = ?, expires_at = ${after()}, purge_at = GREATEST(purge_at, ${after()})
 WHERE state = 'l' AND k IN (${list(n, '?')}) AND (k, token) IN (${list(n, '(?, ?)')})`,
     /** marker, n keys → the keys this batch completed. */
     completedBy: (n: number) => `SELECT k FROM ${table} WHERE k IN (${list(n, '?')}) AND state = 'c' AND token = ?`,
     /** retention, retention, key, token. */
-    complete: `UPDATE ${table} SET state = 'c', token = NULL, expires_at = ${after()}, purge_at = ${after()} WHERE ${owned}`,
+    complete: `UPDATE ${table} SET state = 'c', token = NULL, expires_at = ${after()}, purge_at = GREATEST(purge_at, ${after()}) WHERE ${owned}`,
     /** keep, key, token. */
     release: `UPDATE ${table} SET state = 'r', token = NULL, expires_at = ${NOW}, purge_at = ${after()} WHERE ${owned}`,
     /** lease + keep, lease, key, token. */

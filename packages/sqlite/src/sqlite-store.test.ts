@@ -171,7 +171,7 @@ for (const driver of drivers) {
       try {
         const store = sqliteStore({ database: db, table: 'prune_test', keepMs: 150, pruneEveryMs: 0 });
         store.claim('live', 'a', 60_000); // live lease: kept
-        store.claim('done-short', 'b', 60_000);
+        store.claim('done-short', 'b', 50); // pruned at the later of lease + keepMs and its retention
         store.complete('done-short', 'b', 100); // retention ends: pruned
         store.claim('done-long', 'c', 60_000);
         store.complete('done-long', 'c', 60_000); // retained: kept

@@ -138,6 +138,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     sql = {
       claim: db.prepare(text.claim),
       read: db.prepare(text.read),
+      completeKeep: db.prepare(text.completeKeep),
       complete: db.prepare(text.complete),
       release: db.prepare(text.release),
       extend: db.prepare(text.extend),
@@ -212,7 +213,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       guard(() => {
         checkKey(key);
         const end = Date.now() + ms('retentionMs', retentionMs);
-        return changed(sql.complete, end, end, key, token);
+        return changed(sql.completeKeep, end, key, token, end) || changed(sql.complete, end, end, key, token);
       }),
     release: (key, token) =>
       guard(() => {

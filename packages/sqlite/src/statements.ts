@@ -6,7 +6,9 @@
 export function statements(table: string) {
   // A row is free to claim once its lease or retention ended (a released row's `expires_at` is the
   // release time); `purge_at` is never before `expires_at`. Its attempt count starts over when it is
-  // a completion whose retention ended, or a row old enough to have been pruned.
+  // a completion whose retention ended, or a row old enough to have been pruned. A completion keeps
+  // the claim's `purge_at` when that is later than its retention's end (by at most the lease, with
+  // the defaults): `prune()` deletes it then.
   return {
     /** key, token, lease end, purge time, now, now → `{ attempt }` when acquired, no row otherwise. */
     claim: `INSERT INTO ${table} (key, state, token, attempt, expires_at, purge_at) VALUES (?, 'l', ?, 1, ?, ?)
@@ -20,7 +22,13 @@ WHERE expires_at <= ?
 RETURNING attempt`,
     /** key → `{ state, expires_at }`: why a claim got no row. */
     read: `SELECT state, expires_at FROM ${table} WHERE key = ?`,
-    /** retention end, retention end, key, token → 1 change when the token still held the lease. */
+    /**
+     * retention end, key, token, retention end → 1 change when the token still held the lease and
+     * the row is kept at least that long already (the common case: the claim's `purge_at` is its
+     * lease plus `keepMs`). Leaving `purge_at` alone leaves its index alone: one page written, not two.
+     */
+    completeKeep: `UPDATE ${table} SET state = 'c', token = NULL, expires_at = ? WHERE key = ? AND state = 'l' AND token = ? AND purge_at >= ?`,
+    /** retention end, retention end, key, token: the same when the retention outlasts `purge_at`. */
     complete: `UPDATE ${table} SET state = 'c', token = NULL, expires_at = ?, purge_at = ? WHERE key = ? AND state = 'l' AND token = ?`,
     /** now, purge time, key, token. */
     release: `UPDATE ${table} SET state = 'r', token = NULL, expires_at = ?, purge_at = ? WHERE key = ? AND state = 'l' AND token = ?`,
