@@ -1,9 +1,9 @@
 /**
- * Every HTTP status the receiver answers is decided here (STYLE.md 2). Adapters only copy
+ * Every HTTP status the receiver answers is decided here (docs/ARCHITECTURE.md, "Conventions"). Adapters only copy
  * `{ status, headers, body }` onto their framework's response.
  *
  * The service treats any 2xx within 30 s as success and anything else as a reason to retry, up to
- * 7 attempts over ~31 h (service-api.md part 6). So: 2xx only once the handlers finished (or for a
+ * 7 attempts over ~31 h (docs/service-contract.md §2.4). So: 2xx only once the handlers finished (or for a
  * duplicate of a finished delivery, an unknown event, a permanent failure); a retryable status when
  * a retry can succeed; 4xx for requests no retry can fix.
  */

@@ -112,7 +112,8 @@ export async function readRequestBody(request: Request, limit: number, timeoutMs
       try {
         result = await (deadline === undefined ? reader.read() : Promise.race([reader.read(), deadline.expired]));
       } catch (error) {
-        await reader.cancel().catch(() => {});
+        // Not awaited: a stream whose source is stalled may take as long to cancel as to read.
+        reader.cancel().catch(() => {});
         throw error;
       }
       const { done, value } = result;

@@ -1,7 +1,7 @@
 /**
- * The service's event catalogue (service-api.md part 6), in the document's order, with the meaning
+ * The service's event catalogue (docs/service-contract.md §3), in the service's order, with the meaning
  * the document gives each event. The catalogue's row `line.ban_recoveredLine` is a typo for
- * `line.ban_recovered` (DESIGN.md).
+ * `line.ban_recovered` (docs/service-contract.md §3).
  */
 export const EVENT_CATALOGUE = [
   { event: 'message.inbound', group: 'message', meaning: 'A message was received from a recipient.' },

@@ -85,11 +85,17 @@ const channels = (() => {
 })();
 
 /** Starts one delivery's trace when something subscribes; `undefined` (and nothing published) otherwise. */
-export function startTrace(mode: DeliveryTrace['mode'], receivedAt: () => number): DeliveryTrace | undefined {
+export function startTrace(
+  mode: DeliveryTrace['mode'],
+  receivedAt: () => number,
+  known?: () => Partial<DeliveryTrace>,
+): DeliveryTrace | undefined {
   const delivery = channels?.delivery;
   // `start` alone: every tracer subscribes to it (and a TracingChannel's own getter reads all five).
   if (delivery === undefined || !delivery.start.hasSubscribers) return undefined;
-  const trace: DeliveryTrace = { mode, receivedAt: receivedAt(), storeMs: {} };
+  // What is known before the delivery starts (a queued job's event, id, try and trace context) is on
+  // the context when `start` is published, so a tracer can use it for the span it starts there.
+  const trace: DeliveryTrace = { mode, receivedAt: receivedAt(), storeMs: {}, ...known?.() };
   delivery.start.publish(trace);
   return trace;
 }

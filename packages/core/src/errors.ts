@@ -1,5 +1,5 @@
 /**
- * The codes the receiver answers with. The service's own codes (service-api.md part 7) where one fits,
+ * The codes the receiver answers with. The service's own codes (docs/service-contract.md §5) where one fits,
  * plus the receiver-side ones it lacks (INVALID_SIGNATURE, METHOD_NOT_ALLOWED, REQUEST_TIMEOUT, PAYLOAD_TOO_LARGE,
  * CONFIGURATION_ERROR).
  */

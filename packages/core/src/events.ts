@@ -7,7 +7,7 @@ import type { ServiceEventName } from './catalogue';
 export type OpenData = Record<string, unknown>;
 
 /**
- * `data` of `message.delivered`, the one payload service-api.md documents field by field. (A type
+ * `data` of `message.delivered`, the one payload the service documents field by field (docs/service-contract.md §3). (A type
  * alias, not an interface, so it stays assignable to `OpenData` for `'*'` handlers.)
  */
 export type MessageDeliveredData = {
@@ -49,7 +49,7 @@ export type ServiceEvents = {
 /** An event map: event name → `data` type. `ServiceEvents` is the default; pass a wider one to narrow. */
 export type EventMap = { [name: string]: unknown };
 
-/** One delivery as the service sends it (service-api.md part 6): the parsed, verified body. */
+/** One delivery as the service sends it (docs/service-contract.md §2.1): the parsed, verified body. */
 export interface Delivery<Name extends string = string, Data = OpenData> {
   /** Event name, from the signed body. */
   event: Name;

@@ -4,7 +4,7 @@ export type IncomingHeaders = Record<string, string | string[] | undefined>;
 /** Either a Web `Headers` or node's plain record; the Node hot path never builds a `Headers`. */
 export type HeadersInput = Headers | IncomingHeaders;
 
-/** The three headers the service sends with every delivery (service-api.md part 6). */
+/** The three headers the service sends with every delivery (docs/service-contract.md §2.2). */
 export const SIGNATURE_HEADER = 'x-service-signature';
 /** The event name header; not signed, so it must agree with the body's `event` or the delivery is a 400. */
 export const EVENT_HEADER = 'x-service-event';

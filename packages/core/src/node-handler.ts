@@ -13,24 +13,29 @@ const PARSED_FIX =
 /**
  * Bounds of the lingering close: what hookline still reads, and throws away, from a client it
  * answered before reading its whole body (a 413, a 408, a 405 or 404 to a request with a body).
+ * Past any of them the connection is closed at once (a client still sending then meets a reset).
  */
 export interface LingerOptions {
   /**
-   * Most body bytes read and discarded after such an answer; past them the connection is closed
-   * (reset) at once.
+   * Most body bytes read and discarded after such an answer.
    * @default 67_108_864 (64 MiB)
    */
   maxBytes?: number;
   /**
-   * Longest time the connection stays open after such an answer while the client goes on sending;
-   * then it is closed (reset) whatever is left. `0` turns the lingering close off.
-   * @default 5_000
+   * Longest time the connection stays open after such an answer while the client goes on sending
+   * (nginx's lingering_time). `0` turns the lingering close off: node closes at once.
+   * @default 30_000
    */
   maxMs?: number;
+  /**
+   * Longest silence from the client during it (nginx's lingering_timeout).
+   * @default 5_000
+   */
+  idleMs?: number;
 }
 
 /** The lingering close's bounds when none are given. */
-export const LINGER_DEFAULTS: Readonly<Required<LingerOptions>> = { maxBytes: 64 * 1024 * 1024, maxMs: 5_000 };
+export const LINGER_DEFAULTS: Readonly<Required<LingerOptions>> = { maxBytes: 64 * 1024 * 1024, maxMs: 30_000, idleMs: 5_000 };
 
 /** Options of `readNodeBody()`. */
 export interface NodeBodyOptions {
@@ -77,8 +82,7 @@ export function lingerAfterAnswer(req: IncomingMessage, options: LingerOptions =
   if (socket == null || socket.destroyed || typeof socket.destroySoon !== 'function') return false;
   if (socket[LINGERING] === true) return true;
   socket[LINGERING] = true;
-  const maxBytes = options.maxBytes ?? LINGER_DEFAULTS.maxBytes;
-  const maxMs = options.maxMs ?? LINGER_DEFAULTS.maxMs;
+  const { maxBytes = LINGER_DEFAULTS.maxBytes, maxMs = LINGER_DEFAULTS.maxMs, idleMs = LINGER_DEFAULTS.idleMs } = options;
   if (!(maxMs > 0)) return true; // lingering off: node closes at once, as it would without hookline
 
   // Discard from now on: the client's bytes keep flowing (no TCP window filling up while the answer
@@ -109,6 +113,8 @@ export function lingerAfterAnswer(req: IncomingMessage, options: LingerOptions =
     const timer = setTimeout(() => socket.destroy(), maxMs);
     timer.unref();
     socket.once('close', () => clearTimeout(timer));
+    // node's idle timer, refreshed by every read: a client that stops sending is let go sooner.
+    if (idleMs > 0 && idleMs < maxMs) socket.setTimeout(idleMs, () => socket.destroy());
     req.once('end', destroyAfterFlush);
   };
   return true;
@@ -223,7 +229,7 @@ export interface NodeHandlerOptions {
   /**
    * Bounds of the lingering close after an answer given before the whole body was read (413, 408,
    * 405, 404): the rest is read and discarded so that the client reads the answer instead of a reset.
-   * @default { maxBytes: 64 MiB, maxMs: 5_000 }
+   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
    */
   linger?: LingerOptions;
 }

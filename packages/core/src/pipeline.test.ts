@@ -271,8 +271,10 @@ describe('answer-fast mode', () => {
     const queue = memoryQueue();
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const traces: DeliveryTrace[] = [];
+    const atStart: Partial<DeliveryTrace>[] = [];
     const seen = traceEvents((trace) => {
       traces.push(trace);
+      atStart.push({ ...trace });
       if (trace.mode === 'receive') trace.traceparent = traceparent;
     });
     stop = seen.stop;
@@ -285,6 +287,8 @@ describe('answer-fast mode', () => {
       ['work', 'handled'],
     ]);
     expect(traces[1]?.traceparent).toBe(traceparent);
+    // the worker's trace carries what the job knows already when `start` is published
+    expect(atStart[1]).toMatchObject({ mode: 'work', traceparent, event: 'message.delivered', attempt: 1 });
   });
 
   it('refuses work() without a queue, naming the fix', () => {

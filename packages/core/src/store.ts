@@ -12,7 +12,7 @@ export type ClaimResult =
   | { state: 'completed' };
 
 /**
- * Where the receiver remembers deliveries (DESIGN.md, "The store contract"). Implementations must make
+ * Where the receiver remembers deliveries (docs/ARCHITECTURE.md, "The store contract"). Implementations must make
  * `claim` atomic, measure expiry on their own clock, and throw (or reject) on backend errors, never
  * turning one into a state. A store may answer synchronously (the memory store does, which keeps the
  * receiver's hot path free of promise turns); callers must accept both. `@hookline/testing` exports the

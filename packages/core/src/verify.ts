@@ -1,5 +1,5 @@
 /**
- * Signature verification (service-api.md part 5, rule 8): `x-service-signature` is the lower-case hex
+ * Signature verification (docs/service-contract.md §2.3): `x-service-signature` is the lower-case hex
  * HMAC-SHA256 of the raw body keyed with the webhook's signingSecret. Bytes in, index out, never
  * throws on bad input. node:crypto where it exists (an awaited Web Crypto HMAC costs ~4x in Node),
  * Web Crypto on edge runtimes.

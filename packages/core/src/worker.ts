@@ -5,7 +5,7 @@
  * (claim → handlers → settle in the `work:` key namespace), so a job the queue delivers twice still
  * runs its handlers to success once.
  */
-import { startTrace, traceReturned, traceSettled } from './diagnostics';
+import { type DeliveryTrace, startTrace, traceReturned, traceSettled } from './diagnostics';
 import { refuse } from './answers';
 import { runTrusted } from './pipeline';
 import type { JobResult, QueuedDelivery, QueueJob, QueueWorker } from './queue';
@@ -41,12 +41,21 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
   const corrupt = checkQueuedDelivery(job.payload);
   if (corrupt !== undefined) return { status: 'dead', reason: `corrupt job: ${corrupt}` };
   const queued = job.payload as QueuedDelivery;
-  const trace = startTrace('work', () => queued.receivedAt);
-  if (trace !== undefined) {
-    trace.attempt = job.attempt;
-    if (queued.traceparent !== undefined) trace.traceparent = queued.traceparent;
-    if (queued.tracestate !== undefined) trace.tracestate = queued.tracestate;
-  }
+  const trace = startTrace(
+    'work',
+    () => queued.receivedAt,
+    () => {
+      const known: Partial<DeliveryTrace> = {
+        event: queued.delivery.event,
+        deliveryId: queued.delivery.deliveryId,
+        timestampMs: Date.parse(queued.delivery.timestamp),
+        attempt: job.attempt,
+      };
+      if (queued.traceparent !== undefined) known.traceparent = queued.traceparent;
+      if (queued.tracestate !== undefined) known.tracestate = queued.tracestate;
+      return known;
+    },
+  );
   const attempt = await runTrusted(state, queued, trace);
   if (trace !== undefined) {
     traceReturned(trace);
