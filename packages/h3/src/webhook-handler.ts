@@ -1,17 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HooklineError, type ReceiverEndpoint } from '@hookline/core';
-import {
-  bodyAlreadyParsed,
-  methodNotAllowed,
-  type NodeRequest,
-  type ReceiverAnswer,
-  readNodeBody,
-  readRequestBody,
-  writeNodeAnswer,
-} from '@hookline/core/adapter';
+import { createNodeHandler, HooklineError, type ReceiverEndpoint } from '@hookline/core';
+import { bodyAlreadyParsed, methodNotAllowed, type NodeRequest, type ReceiverAnswer, readRequestBody } from '@hookline/core/adapter';
 
 const H3_FIX =
   "Something read the body as text, JSON or form data before hookline did (h3 v2's readBody(), readValidatedBody() or event.req.json(), or a Node body parser in front of h3): mount the webhook route before that middleware (on h3 v1, readBody() keeps the raw bytes, so it may run first).";
+
+type NodeBridge = ReturnType<typeof createNodeHandler>;
 
 /** Where h3 v1's readBody()/readRawBody() keep the raw bytes they read (`Symbol.for`, shared with h3). */
 const H3_V1_RAW_BODY = Symbol.for('h3RawBody');
@@ -49,20 +43,18 @@ async function answerV2(receiver: ReceiverEndpoint, event: H3V2EventLike): Promi
   return receiver.handle({ body, headers: request.headers, url: request.url });
 }
 
-/** h3 v1: the raw bytes h3 already read and cached, else node's stream through the core bridge. */
-async function answerV1(receiver: ReceiverEndpoint, req: NodeRequest & { [H3_V1_RAW_BODY]?: unknown }): Promise<ReceiverAnswer> {
-  if (req.method !== 'POST') return receiver.answerError(methodNotAllowed(req.method ?? 'unknown'));
+/**
+ * h3 v1: node's request through the core bridge. Bytes h3's readBody()/readRawBody() already read
+ * (it reads the raw bytes first and keeps them, even for a JSON parse) are handed over as
+ * `req.rawBody`, where the bridge takes a raw parser's Buffer; h3 reads that field the same way.
+ */
+async function serveV1(bridge: NodeBridge, req: NodeRequest & { [H3_V1_RAW_BODY]?: unknown }, res: ServerResponse): Promise<void> {
   const cached = req[H3_V1_RAW_BODY];
-  let body: Uint8Array;
-  if (cached !== undefined) {
-    // readBody() reads the raw bytes first and keeps them: the exact bytes, even after a JSON parse.
+  if (cached !== undefined && req.rawBody === undefined) {
     const bytes = await cached;
-    if (!(bytes instanceof Uint8Array)) return receiver.answerError(bodyAlreadyParsed(H3_FIX));
-    body = bytes; // receiver.handle() enforces maxBodyBytes on it
-  } else {
-    body = await readNodeBody(req, receiver.maxBodyBytes, H3_FIX);
+    if (bytes instanceof Uint8Array) req.rawBody = bytes;
   }
-  return receiver.handle({ body, headers: req.headers, url: req.url });
+  await bridge(req, res);
 }
 
 /**
@@ -79,19 +71,12 @@ async function answerV1(receiver: ReceiverEndpoint, req: NodeRequest & { [H3_V1_
  * app.post('/webhooks', webhookHandler(receiver));
  */
 export function webhookHandler(receiver: ReceiverEndpoint): H3WebhookHandler {
+  const bridge = createNodeHandler(receiver, { parsedBodyFix: H3_FIX });
   const handler = async (event: H3EventLike): Promise<string | undefined> => {
     // h3 v2's event.req is a Web Request (v2 also has a `node` alias, so that cannot tell them apart).
     if (!isV2(event)) {
-      const { req, res } = event.node;
-      let answer: ReceiverAnswer;
-      try {
-        answer = await answerV1(receiver, req);
-      } catch (error) {
-        if (!HooklineError.is(error)) throw error; // the client went away mid-body
-        answer = receiver.answerError(error);
-      }
-      // Written on node's response: h3 v1 sees it handled and adds nothing.
-      writeNodeAnswer(res, answer);
+      // Written on node's response: h3 v1 sees the event handled and adds nothing.
+      await serveV1(bridge, event.node.req, event.node.res);
       return undefined;
     }
     let answer: ReceiverAnswer;
