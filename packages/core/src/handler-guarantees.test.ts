@@ -119,7 +119,7 @@ describe('ordering guard', () => {
     }
     expect(overlap).toBe(false);
     for (let i = 1; i < versions.length; i++) expect(versions[i]).toBeGreaterThan(versions[i - 1] as number);
-    expect(store.readVersion(`hookline:order:status:lin_1:version`)).toBe(versions.at(-1));
+    expect(store.readVersion('hookline:order:status:version:lin_1')).toBe(versions.at(-1));
   });
 
   it('needs a name, and a store with version records', () => {

@@ -89,9 +89,9 @@ async function guardedCall(
   const { order } = entry;
   const resource = order?.key(attempt.delivery);
   if (order === undefined || resource === undefined) return call(state, attempt, entry, context, completionKey);
-  const prefix = `${attempt.keyPrefix}order:${entry.name}:${resource}`;
-  const lockKey = `${prefix}:lock`;
-  const versionKey = `${prefix}:version`;
+  // The resource last: stores that shard by the key's last segment (Redis Cluster) spread resources.
+  const lockKey = `${attempt.keyPrefix}order:${entry.name}:lock:${resource}`;
+  const versionKey = `${attempt.keyPrefix}order:${entry.name}:version:${resource}`;
   const lock = await storeCall<ClaimResult>(state, attempt, 'claim', () =>
     store(state).claim(lockKey, attempt.token, state.config.leaseMs),
   );
