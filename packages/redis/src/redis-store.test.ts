@@ -130,6 +130,31 @@ describe.skipIf(!server.reachable)('redisStore', () => {
       }
     });
 
+    it("gives every key a hash tag that Redis and the clients' slot function read alike (non-empty, the key's first brace)", async () => {
+      const store = redisStore({ client: admin, prefix });
+      const id = randomUUID();
+      const odd = ['{}:', '{a}:b:', 'a}b{:', '}', 'x:}', 'x:', '', 'x{:', 'x:{', 'x:{}', ':', 'hookline:', 'a:b:'].map(
+        (head) => `${head}${id}`,
+      );
+      odd.push(`tail-empty-${id}:`, `${id}:}`, `${id}:{}`);
+      for (const key of odd) {
+        const token = randomUUID();
+        expect(await store.claim(key, token, 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+        // The one record of this key (each is deleted before the next is claimed).
+        const [redisKey, ...others] = await admin.keys(`${prefix}*${id}*`);
+        expect(others, key).toEqual([]);
+        // Redis's rule: the slot comes from between the first '{' and the next '}' when that is not
+        // empty; the clients' slot function agrees on exactly those keys.
+        const open = redisKey!.indexOf('{');
+        const close = redisKey!.indexOf('}', open + 1);
+        expect(open, redisKey).toBeGreaterThanOrEqual(prefix.length);
+        expect(close - open, `the tag of ${JSON.stringify(redisKey)} is empty or missing`).toBeGreaterThan(1);
+        expect(await store.complete(key, token, 60_000)).toBe(true);
+        await admin.del(redisKey!);
+      }
+      expect(() => redisStore({ client: admin, prefix: 'app{1}:' })).toThrow(/prefix/);
+    });
+
     it('refuses keys with a lone surrogate with a StoreDataError instead of letting them collide, with both clients', async () => {
       for (const client of [admin, io]) {
         const store = redisStore({ client, prefix });

@@ -1,7 +1,8 @@
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
 import { loadScript, scriptRunner, type RedisClientLike } from './redis-client';
-import { redisKey } from './redis-key';
+import { checkPrefix, redisKey } from './redis-key';
 import { CLAIM, COMPLETE, EXTEND, RELEASE } from './scripts';
+import { versionRecords } from './versions';
 
 /** Options of `redisStore()`. */
 export interface RedisStoreOptions {
@@ -68,7 +69,7 @@ function claimResult(reply: unknown): ClaimResult {
  */
 export function redisStore(options: RedisStoreOptions): IdempotencyStore {
   const run = scriptRunner(options.client);
-  const prefix = options.prefix ?? '';
+  const prefix = checkPrefix(options.prefix ?? '');
   const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
 
   return {
@@ -84,5 +85,7 @@ export function redisStore(options: RedisStoreOptions): IdempotencyStore {
     async extend(key, token, leaseMs) {
       return Number(await run(SCRIPTS.extend, redisKey(prefix, key), [token, ms('leaseMs', leaseMs), keep])) === 1;
     },
+    // Ordering guards' version records (versions.ts).
+    ...versionRecords(run, prefix),
   };
 }
