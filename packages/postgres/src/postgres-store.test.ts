@@ -259,6 +259,12 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
         const claim = await refusal(store.claim(key, randomUUID(), 60_000));
         expect((claim as { code?: string }).code).toBe('55P03'); // lock_not_available: answered 503 by the receiver
         expect(StoreDataError.is(claim)).toBe(false);
+        // The batch statement bounds its waits too (two claims sent together leave as one statement).
+        const batched = await Promise.all([
+          refusal(store.claim(key, randomUUID(), 60_000)),
+          refusal(store.claim(`decoy:wdl_${randomUUID()}`, randomUUID(), 60_000)),
+        ]);
+        expect((batched[0] as { code?: string }).code).toBe('55P03');
         // A completion records work already done: it waits for the lock instead of giving up.
         let completed: boolean | undefined;
         const completion = Promise.resolve(store.complete(key, token, 60_000)).then((done) => {
