@@ -237,11 +237,22 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
   }
   const namespace = options.namespace ?? 'hookline:';
   if (typeof namespace !== 'string') throw configError('createReceiver: namespace must be a string.');
+  const { queue, logger } = options;
+  if (queue !== undefined && (typeof queue?.enqueue !== 'function' || typeof queue?.work !== 'function')) {
+    throw configError(
+      'createReceiver: queue must be a DeliveryQueue (bullmqQueue(…) from @hookline/bullmq, pgBossQueue(…) from @hookline/pg-boss).',
+    );
+  }
+  if (logger !== undefined && (typeof logger?.warn !== 'function' || typeof logger?.error !== 'function')) {
+    throw configError(
+      'createReceiver: logger must have info, warn and error methods taking (fields, message), as pino and most loggers do.',
+    );
+  }
   return {
     secrets,
     secretError,
-    queue: options.queue,
-    logger: options.logger,
+    queue,
+    logger,
     completion: completionMode(options.completion),
     resolveSecret,
     store: options.store ?? memoryStore(),

@@ -291,7 +291,9 @@ describe('answer-fast mode', () => {
     expect(atStart[1]).toMatchObject({ mode: 'work', traceparent, event: 'message.delivered', attempt: 1 });
   });
 
-  it('refuses work() without a queue, naming the fix', () => {
+  it('refuses work() without a queue, and a queue or logger of the wrong shape, naming the fix', () => {
     expect(() => createReceiver({ secret: SECRET }).work()).toThrow(/needs a queue/);
+    expect(() => createReceiver({ secret: SECRET, queue: {} as never })).toThrow(/bullmqQueue/);
+    expect(() => createReceiver({ secret: SECRET, logger: console.log as never })).toThrow(/logger must have/);
   });
 });
