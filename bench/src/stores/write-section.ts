@@ -51,7 +51,8 @@ export function throughputSection(
   const targets = TARGETS.flatMap(({ kinds, name, min }) =>
     kinds.map((kind) => {
       const text = `${storeLabel(kind)} ≥ ${formatRatio(min)} the memory store's throughput`;
-      if (!samples.has(kind)) return `**Target: ${text} → not measured (${name}: its server unreachable, or left out by HOOKLINE_BENCH_STORES_ONLY).**`;
+      if (!samples.has(kind))
+        return `**Target: ${text} → not measured (${name}: its server unreachable, or left out by HOOKLINE_BENCH_STORES_ONLY).**`;
       const ratio = ratioToMemory(samples, kind);
       return target(text, formatMeasuredRatio(ratio), ratio >= min);
     }),
