@@ -129,9 +129,7 @@ function handWrittenModule(kit: FrameworkKit, platform: 'express' | 'fastify'): 
 
 /** NestJS 12 on platform-express or platform-fastify, its JSON parser on in both variants. */
 export async function startNest(adapter: boolean, kit: FrameworkKit, platform: 'express' | 'fastify'): Promise<Started> {
-  const module = adapter
-    ? HooklineModule.forRoot({ receiver: kit.receiver(), path: '/webhooks' })
-    : handWrittenModule(kit, platform);
+  const module = adapter ? HooklineModule.forRoot({ receiver: kit.receiver(), path: '/webhooks' }) : handWrittenModule(kit, platform);
   const httpAdapter = platform === 'express' ? new ExpressAdapter() : new FastifyAdapter();
   const app = await NestFactory.create(module, httpAdapter, { logger: false, rawBody: !adapter });
   // Counted on node's server, so the route ahead of Nest's pipeline and the controller count alike.
