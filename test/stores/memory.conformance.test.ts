@@ -14,7 +14,7 @@ describeStoreConformance(
       },
     };
   },
-  { retentionResolutionMs: 1_000, inProcess: true },
+  { retentionResolutionMs: 1_000, inProcess: true, versions: true },
 );
 
 // The real clock too, as a user gets it.
@@ -23,6 +23,7 @@ describeStoreConformance('memoryStore (Date.now)', () => ({ store: memoryStore()
   rounds: 5,
   retentionResolutionMs: 1_000, // completions are kept in whole seconds
   inProcess: true,
+  versions: true,
 });
 
 describe('memoryStore: its own backend error', () => {

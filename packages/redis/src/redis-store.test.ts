@@ -39,27 +39,35 @@ describe.skipIf(!server.reachable)('redisStore', () => {
   // Everything this file wrote, the conformance suites' keys included, is under the run's prefix.
   afterAll(() => deleteKeys(`${prefix}*`));
 
-  describeStoreConformance('redisStore (node-redis v5)', async () => {
-    const client = await nodeRedis();
-    return {
-      store: redisStore({ client, prefix }),
-      breakBackend: () => client.destroy(),
-      cleanup: async () => {
-        if (client.isOpen) await client.close();
-      },
-    };
-  });
+  describeStoreConformance(
+    'redisStore (node-redis v5)',
+    async () => {
+      const client = await nodeRedis();
+      return {
+        store: redisStore({ client, prefix }),
+        breakBackend: () => client.destroy(),
+        cleanup: async () => {
+          if (client.isOpen) await client.close();
+        },
+      };
+    },
+    { versions: true },
+  );
 
-  describeStoreConformance('redisStore (ioredis v5)', () => {
-    const client = ioredis();
-    return {
-      store: redisStore({ client, prefix }),
-      breakBackend: () => client.disconnect(),
-      cleanup: async () => {
-        if (client.status !== 'end') await client.quit();
-      },
-    };
-  });
+  describeStoreConformance(
+    'redisStore (ioredis v5)',
+    () => {
+      const client = ioredis();
+      return {
+        store: redisStore({ client, prefix }),
+        breakBackend: () => client.disconnect(),
+        cleanup: async () => {
+          if (client.status !== 'end') await client.quit();
+        },
+      };
+    },
+    { versions: true },
+  );
 
   describe('on the server', () => {
     let admin: Awaited<ReturnType<typeof nodeRedis>>;

@@ -14,7 +14,9 @@ import { isWellFormed } from './redis-key';
  */
 export function versionKey(prefix: string, key: string): string {
   if (!isWellFormed(key)) {
-    throw new StoreDataError(`redisStore: the key ${JSON.stringify(key)} is not well-formed Unicode (a lone surrogate); Redis would store it lossily`);
+    throw new StoreDataError(
+      `redisStore: the key ${JSON.stringify(key)} is not well-formed Unicode (a lone surrogate); Redis would store it lossily`,
+    );
   }
   return `${prefix}{v:${key}}`;
 }
@@ -58,7 +60,8 @@ export function versionRecords(run: ScriptRunner, prefix: string) {
       const reply = await run(SCRIPTS.read, versionKey(prefix, key), []);
       if (reply === null || reply === undefined) return undefined;
       const version = Number(reply);
-      if (!Number.isFinite(version)) throw new Error(`redisStore: the version record of ${JSON.stringify(key)} holds ${JSON.stringify(reply)}`);
+      if (!Number.isFinite(version))
+        throw new Error(`redisStore: the version record of ${JSON.stringify(key)} holds ${JSON.stringify(reply)}`);
       return version;
     },
     async advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean> {

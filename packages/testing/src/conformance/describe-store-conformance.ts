@@ -3,6 +3,7 @@ import type { ClaimResult, IdempotencyStore } from '@hookline/core';
 import { StoreDataError } from '@hookline/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { checkedClaims, claimResultProblem } from './claim-result';
+import { describePerHandlerRecords, describeVersionRecords } from './describe-guarantees';
 
 /** One store under test, as the factory of `describeStoreConformance` returns it. */
 export interface StoreUnderTest {
@@ -60,6 +61,13 @@ export interface StoreConformanceOptions {
    * @default false
    */
   inProcess?: boolean;
+  /**
+   * The store offers the ordering guards' version records (`readVersion`/`advanceVersion`): the
+   * section that checks them is registered (and fails if they are missing). Left out otherwise: a
+   * store without them is refused by `on(…, { order })` at start-up, so there is nothing to check.
+   * @default false
+   */
+  versions?: boolean;
 }
 
 const LONG_MS = 60_000;
@@ -106,14 +114,16 @@ export function describeStoreConformance(
   const key = (label: string): string => `${prefix}${label}:wdl_${randomUUID().replaceAll('-', '')}`;
   const token = (): string => randomUUID();
 
-  async function withStore(run: (subject: StoreUnderTest & { wait: (ms: number) => Promise<void> }) => Promise<void>) {
+  async function withStore(
+    run: (subject: StoreUnderTest & { raw: IdempotencyStore; wait: (ms: number) => Promise<void> }) => Promise<void>,
+  ) {
     const subject = await factory();
     const wait = async (ms: number): Promise<void> => {
       if (subject.advance) await subject.advance(ms);
       else await new Promise((resolve) => setTimeout(resolve, ms));
     };
     try {
-      await run({ ...subject, store: checkedClaims(subject.store), wait });
+      await run({ ...subject, raw: subject.store, store: checkedClaims(subject.store), wait });
     } finally {
       await subject.cleanup?.();
     }
@@ -404,6 +414,12 @@ export function describeStoreConformance(
           for (const outcome of outcomes.slice(0, 2)) expect(['acquired', 'refused']).toContain(outcome);
         }));
     });
+
+    // The handler-level guarantees (describe-guarantees.ts): per-handler records for every store,
+    // version records for the stores that offer them (left out, not skipped, for the others).
+    const sections = { withStore, key, shortMs, concurrency, rounds, retentionSlackMs };
+    describePerHandlerRecords(sections);
+    if (options.versions) describeVersionRecords(sections);
 
     // Left out, not skipped, for an in-process store: there is nothing to break.
     if (!options.inProcess) {
