@@ -1,0 +1,252 @@
+/**
+ * Queue suite: what answer-fast mode buys and costs. (1) Time to the 2xx at a steady 200 deliveries/s
+ * with handlers that take 2 s, synchronous mode vs BullMQ queue mode (open-loop load, latency from
+ * each request's scheduled send time); (2) accepted deliveries/s through the node:http bridge with a
+ * no-op handler, BullMQ queue mode vs synchronous mode, both over the Redis store (ioredis), autocannon,
+ * interleaved rounds; (3) worker throughput with a no-op handler, jobs/s for one worker process, BullMQ
+ * and pg-boss (each job's claim and completion in the store included). Prints one markdown section;
+ * progress goes to stderr. Every key, queue and schema is this run's own and is deleted at the end.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bullmqQueue } from '@hookline/bullmq';
+import type { DeliveryQueue } from '@hookline/core/adapter';
+import { pgBossQueue } from '@hookline/pg-boss';
+import { createDelivery } from '@hookline/testing';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { type BenchServer, runLoad, startBenchServer, stopBenchServer } from '../lib/bench-process';
+import { pinned } from '../lib/pinning';
+import { formatMeasuredRatio, formatNumber, markdownTable, median, spreadPercent } from '../lib/stats';
+import { packageVersion } from '../lib/versions';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const nodeArgs = ['--import', 'tsx', ...process.execArgv.filter((a) => a.startsWith('--conditions'))];
+const knob = (name: string, fallback: number) => Number(process.env[`HOOKLINE_BENCH_QUEUE_${name}`] ?? fallback);
+const options = {
+  latencyRounds: knob('LATENCY_ROUNDS', 2),
+  latencySeconds: knob('LATENCY_SECONDS', 8),
+  rate: knob('RATE', 200),
+  rounds: knob('ROUNDS', 3),
+  seconds: knob('SECONDS', 4),
+  connections: knob('CONNECTIONS', 50),
+  workerRounds: knob('WORKER_ROUNDS', 3),
+  bullmqJobs: knob('BULLMQ_JOBS', 3_000),
+  pgBossJobs: knob('PG_BOSS_JOBS', 1_500),
+  concurrency: knob('CONCURRENCY', 16),
+};
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const run = randomBytes(4).toString('hex');
+const prefix = `hookline-bench-queue-${run}:`;
+const queues: string[] = [];
+const schemas: string[] = [];
+const queueName = (what: string) => {
+  const name = `hookline-bench-${run}-${what}`;
+  queues.push(name);
+  return name;
+};
+
+function runJson<T>(script: string, args: string[], role: 'load' | 'server'): Promise<T> {
+  const { command, args: argv } = pinned(role, [...nodeArgs, join(here, script), ...args]);
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}') as T) : reject(new Error(`${script} exited ${code}`)),
+    ),
+  );
+}
+
+const startWeb = (kind: string, mode: 'sync' | 'bullmq', queue: string, handlerMs: number) =>
+  startBenchServer(kind, join(here, 'server.ts'), [mode, prefix, queue, String(handlerMs)]);
+
+interface LatencySample {
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function measureLatency(): Promise<Map<string, LatencySample[]>> {
+  const servers = [
+    await startWeb('synchronous mode', 'sync', '', 2_000),
+    await startWeb('queue mode (BullMQ)', 'bullmq', queueName('latency'), 2_000),
+  ];
+  const samples = new Map<string, LatencySample[]>(servers.map((server) => [server.kind, []]));
+  try {
+    for (let round = 0; round < options.latencyRounds; round++) {
+      for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
+        const sample = await runJson<LatencySample>(
+          'latency.ts',
+          [String(server.port), String(options.rate), String(options.latencySeconds)],
+          'load',
+        );
+        process.stderr.write(`  round ${round + 1} ${server.kind}: p50 ${sample.p50.toFixed(1)} ms, p99 ${sample.p99.toFixed(1)} ms\n`);
+        samples.get(server.kind)?.push(sample);
+      }
+    }
+  } finally {
+    await Promise.all(servers.map(stopBenchServer));
+  }
+  return samples;
+}
+
+async function measureAccepted(): Promise<Map<string, { rps: number; cpu: number; non2xx: number }[]>> {
+  const servers: BenchServer[] = [
+    await startWeb('synchronous mode, Redis store', 'sync', '', 0),
+    await startWeb('queue mode, BullMQ', 'bullmq', queueName('accepted'), 0),
+  ];
+  const samples = new Map<string, { rps: number; cpu: number; non2xx: number }[]>(servers.map((server) => [server.kind, []]));
+  try {
+    for (const server of servers) await runLoad(server, { seconds: 2, connections: options.connections });
+    for (let round = 0; round < options.rounds; round++) {
+      for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
+        const sample = await runLoad(server, { seconds: options.seconds, connections: options.connections });
+        process.stderr.write(`  round ${round + 1} ${server.kind}: ${Math.round(sample.rps)} req/s\n`);
+        samples.get(server.kind)?.push({ rps: sample.rps, cpu: sample.cpuPerRequest, non2xx: sample.non2xx });
+      }
+    }
+  } finally {
+    await Promise.all(servers.map(stopBenchServer));
+  }
+  return samples;
+}
+
+async function fill(queue: DeliveryQueue, jobs: number): Promise<void> {
+  for (let i = 0; i < jobs; i += 200) {
+    await Promise.all(
+      Array.from({ length: Math.min(200, jobs - i) }, () =>
+        queue.enqueue({ delivery: createDelivery('message.inbound'), receivedAt: Date.now(), secretIndex: 0 }),
+      ),
+    );
+  }
+}
+
+async function measureWorkers(): Promise<Map<string, number[]>> {
+  const rates = new Map<string, number[]>([
+    ['BullMQ', []],
+    ['pg-boss', []],
+  ]);
+  for (let round = 0; round < options.workerRounds; round++) {
+    const name = queueName(`worker-${round}`);
+    const bull = bullmqQueue({ connection: { url: REDIS_URL, maxRetriesPerRequest: null }, name });
+    await fill(bull, options.bullmqJobs);
+    await bull.close();
+    const b = await runJson<{ jobs: number; ms: number }>(
+      'worker.ts',
+      ['bullmq', name, prefix, String(options.bullmqJobs), String(options.concurrency)],
+      'server',
+    );
+    rates.get('BullMQ')?.push((b.jobs / b.ms) * 1000);
+
+    const scope = `hookline_bench_queue_${run}_${round}`;
+    schemas.push(`${scope}_boss`, `${scope}_store`);
+    const boss = pgBossQueue({
+      connectionString: DATABASE_URL,
+      name: 'bench',
+      bossOptions: { schema: `${scope}_boss`, supervise: false, schedule: false, max: 10 },
+    });
+    await fill(boss, options.pgBossJobs);
+    await boss.close();
+    const p = await runJson<{ jobs: number; ms: number }>(
+      'worker.ts',
+      ['pg-boss', 'bench', scope, String(options.pgBossJobs), String(options.concurrency)],
+      'server',
+    );
+    rates.get('pg-boss')?.push((p.jobs / p.ms) * 1000);
+    process.stderr.write(
+      `  round ${round + 1}: BullMQ ${Math.round((b.jobs / b.ms) * 1000)} jobs/s, pg-boss ${Math.round((p.jobs / p.ms) * 1000)} jobs/s\n`,
+    );
+  }
+  return rates;
+}
+
+async function cleanup(): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  for (const name of queues) {
+    await bullmqQueue({ connection: redis, name })
+      .queue.obliterate({ force: true })
+      .catch(() => {});
+  }
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1_000);
+    cursor = next;
+    if (keys.length > 0) await redis.unlink(...keys);
+  } while (cursor !== '0');
+  redis.disconnect();
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+  for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
+  await pool.end();
+}
+
+const ms = (value: number) => (value >= 1_000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`);
+
+async function main(): Promise<void> {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+  let markdown: string;
+  try {
+    process.stderr.write('> time to 2xx with 2 s handlers\n');
+    const latency = await measureLatency();
+    process.stderr.write('> accepted deliveries/s, no-op handler\n');
+    const accepted = await measureAccepted();
+    process.stderr.write('> worker throughput, no-op handler\n');
+    const workers = await measureWorkers();
+
+    const latencyRows = [...latency].map(([kind, samples]) => [
+      kind,
+      ms(median(samples.map((s) => s.p50))),
+      ms(median(samples.map((s) => s.p99))),
+      String(samples.reduce((sum, s) => sum + s.non2xx + s.errors, 0)),
+    ]);
+    const [syncRps, queueRps] = [...accepted.values()].map((samples) => median(samples.map((s) => s.rps))) as [number, number];
+    const ratio = queueRps / syncRps;
+    const acceptedRows = [...accepted].map(([kind, samples]) => [
+      kind,
+      formatNumber(median(samples.map((s) => s.rps))),
+      `±${spreadPercent(samples.map((s) => s.rps)).toFixed(1)}%`,
+      formatNumber(median(samples.map((s) => s.cpu)), 1),
+      String(samples.reduce((sum, s) => sum + s.non2xx, 0)),
+      formatMeasuredRatio(median(samples.map((s) => s.rps)) / syncRps),
+    ]);
+    const workerRows = [...workers].map(([backend, rates]) => [
+      backend,
+      formatNumber(median(rates)),
+      `±${spreadPercent(rates).toFixed(1)}%`,
+      String(backend === 'BullMQ' ? options.bullmqJobs : options.pgBossJobs),
+    ]);
+    const source = process.execArgv.some((a) => a.includes('@hookline/source'));
+    markdown = [
+      '## Queue mode (answer-fast): time to 2xx, accepted deliveries/s, worker throughput',
+      '',
+      `Measured on ${source ? 'the sources (src/ through tsx)' : 'the built packages (dist/)'}; Redis and PostgreSQL on this machine (loopback); bullmq ${packageVersion('bullmq')}, pg-boss ${packageVersion('pg-boss')}, ioredis ${packageVersion('ioredis')}.`,
+      '',
+      `Time to the 2xx: ${options.rate} fresh 1 KB deliveries/s for ${options.latencySeconds} s on a fixed schedule (open loop, one node:http client process), each handler taking 2 s, the Redis store in both modes; latency from each request's scheduled send time to its answer; ${options.latencyRounds} interleaved rounds, medians of the per-round p50 and p99. No worker runs meanwhile (the web process's answer does not wait for one).`,
+      '',
+      markdownTable(['mode', 'p50', 'p99', 'non-2xx + errors'], latencyRows),
+      '',
+      `Accepted deliveries/s: the node:http bridge with a no-op handler and the Redis store (ioredis), synchronous mode vs queue mode (the same plus a BullMQ enqueue per delivery), autocannon at ${options.connections} connections, fresh deliveryIds, ${options.rounds} interleaved rounds of ${options.seconds} s after a 2 s warm-up each; server CPU µs per request from the server process's own CPU time.`,
+      '',
+      markdownTable(['server', 'req/s (median)', 'spread', 'server CPU µs/req', 'non-2xx', 'vs synchronous'], acceptedRows),
+      '',
+      `**Target: queue mode (BullMQ) ≥ 0.60× synchronous mode's accepted deliveries/s → measured ${formatMeasuredRatio(ratio)} (${ratio >= 0.6 ? 'met' : 'MISSED'}).**`,
+      '',
+      `Worker throughput: the queue filled beforehand, then one worker process (\`receiver.work({ concurrency: ${options.concurrency} })\`, a no-op handler) runs every job; jobs/s from its first handler run to its last, each job's claim and completion in the store included (Redis store for BullMQ, Postgres store for pg-boss); ${options.workerRounds} rounds.`,
+      '',
+      markdownTable(['backend', 'jobs/s per worker process (median)', 'spread', 'jobs per round'], workerRows),
+      '',
+    ].join('\n');
+  } finally {
+    process.stderr.write('> clean-up\n');
+    await cleanup();
+  }
+  process.stdout.write(markdown);
+}
+
+await main();
