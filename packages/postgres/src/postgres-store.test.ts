@@ -75,20 +75,24 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
     await admin.end();
   });
 
-  describeStoreConformance('postgresStore (pg Pool)', () => {
-    const pool = newPool();
-    let ended = false;
-    return {
-      store: postgresStore({ pool, schema }),
-      breakBackend: async () => {
-        ended = true;
-        await pool.end();
-      },
-      cleanup: async () => {
-        if (!ended) await pool.end();
-      },
-    };
-  });
+  describeStoreConformance(
+    'postgresStore (pg Pool)',
+    () => {
+      const pool = newPool();
+      let ended = false;
+      return {
+        store: postgresStore({ pool, schema }),
+        breakBackend: async () => {
+          ended = true;
+          await pool.end();
+        },
+        cleanup: async () => {
+          if (!ended) await pool.end();
+        },
+      };
+    },
+    { versions: true },
+  );
 
   describeStoreConformance('postgresStore (batch statements)', () => {
     const pool = newPool();
@@ -121,7 +125,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
         },
       };
     },
-    { rounds: 5 },
+    { rounds: 5, versions: true },
   );
 
   describe('batches', () => {

@@ -3,8 +3,10 @@ import type { ClaimResult, IdempotencyStore } from '@hookline/core';
 import { batchQueue } from './batch-queue';
 import { asStoreDataError, checkKey, isDataException } from './data-errors';
 import type { PgQueryable } from './pg-pool';
-import { qualifiedTable, schemaSql, type TableLocation } from './schema';
+import { qualifiedTable, qualifiedVersionsTable, schemaSql, type TableLocation } from './schema';
 import { statements } from './statements';
+import { lendsConnections, pgTransaction } from './transaction';
+import { versionRecords } from './versions';
 
 /** Options of `postgresStore()`. */
 export interface PostgresStoreOptions extends TableLocation {
@@ -56,6 +58,9 @@ export interface PostgresStore extends IdempotencyStore {
   ensureSchema(): Promise<void>;
   /** Deletes the rows nothing needs any more (see `keepMs`); resolves how many. Run it from a cron or timer. */
   prune(): Promise<number>;
+  /** Ordering guards' version records, in `<table>_versions` (versions.ts). */
+  readVersion(key: string): Promise<number | undefined>;
+  advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
 }
 
 function ms(name: string, value: number): number {
@@ -179,6 +184,14 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       : batchQueue({ run, keyOf: (item) => item.key, maxSize, concurrency, isItemFault: isDataException });
   const claim = queue(claims);
   const complete = queue(completions);
+  const versions = versionRecords(
+    pool,
+    () => qualifiedVersionsTable(options),
+    (kind, text) =>
+      prepared ? { name: `hookline_${kind}_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text } : { text },
+  );
+  // Transactional handlers need connections to lend: offered with a pg Pool, not with a lone Client.
+  const transaction = lendsConnections(pool) ? { transaction: pgTransaction(pool, () => q.completeOne) } : {};
 
   return {
     table,
@@ -205,8 +218,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     },
     async prune() {
       const result = await pool.query({ text: sql.prune });
-      return result.rowCount ?? 0;
+      return (result.rowCount ?? 0) + (await versions.prune());
     },
+    readVersion: versions.readVersion,
+    advanceVersion: versions.advanceVersion,
+    ...transaction,
   };
 }
 

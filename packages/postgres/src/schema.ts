@@ -1,3 +1,5 @@
+import { versionsSchemaSql } from './versions';
+
 /** Where the store's table lives. */
 export interface TableLocation {
   /**
@@ -10,6 +12,12 @@ export interface TableLocation {
    * @default undefined
    */
   schema?: string;
+}
+
+/** The version table's name: the store's table name with `_versions`, in the same schema. */
+export function qualifiedVersionsTable(location: TableLocation = {}): string {
+  const table = quoteIdentifier('table', `${location.table ?? DEFAULT_TABLE}_versions`);
+  return location.schema === undefined ? table : `${quoteIdentifier('schema', location.schema)}.${table}`;
 }
 
 /** The table name used when none is given. */
@@ -42,6 +50,9 @@ export function qualifiedTable(location: TableLocation = {}): string {
  * - `purge_at`: when `prune()` may delete the row (leases and released rows outlive their lease so the
  *   attempt count survives; a completion goes at the end of its retention). Indexed for `prune()`.
  *
+ * Beside it, `<table>_versions` holds the ordering guards' version records (versions.ts): one row per
+ * resource and guarded handler, its highest `version` processed, kept until `expires_at`.
+ *
  * @example
  * await pool.query(schemaSql({ schema: 'webhooks' }));
  */
@@ -58,7 +69,7 @@ export function schemaSql(location: TableLocation = {}): string {
   purge_at   timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ${index} ON ${table} (purge_at);
-`;
+${versionsSchemaSql(qualifiedVersionsTable(location), quoteIdentifier('index', `${location.table ?? DEFAULT_TABLE}_versions_expires_at_idx`))}`;
 }
 
 /** The DDL with the default names, the same text as `schema.sql` shipped beside this file. */

@@ -1,0 +1,176 @@
+// The Postgres store's transaction() (transactional handlers) and version records, on the shared
+// server: each run in a schema of its own, dropped afterwards.
+import { createHmac, randomUUID } from 'node:crypto';
+import { createReceiver, type ReceiverInput } from '@hookline/core';
+import { requireServer } from '@hookline/testing';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresStore } from './postgres-store';
+
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const server = await requireServer('PostgreSQL', DATABASE_URL);
+const schema = `hookline_tx_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+const SECRET = 'whsec_transaction_test';
+const LONG_MS = 60_000;
+
+function signed(event: string, data: Record<string, unknown>, deliveryId = `wdl_${randomUUID().replaceAll('-', '')}`): ReceiverInput {
+  const body = Buffer.from(JSON.stringify({ event, timestamp: new Date().toISOString(), deliveryId, data }));
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-service-signature': createHmac('sha256', SECRET).update(body).digest('hex'),
+      'x-service-event': event,
+      'x-service-delivery-id': deliveryId,
+    },
+  };
+}
+
+describe.skipIf(!server.reachable)('postgresStore: transaction() and version records', () => {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+  const store = postgresStore({ pool, schema });
+  const rows = `"${schema}".rows`;
+  const key = (label: string) => `tx:${label}:wdl_${randomUUID().replaceAll('-', '')}`;
+  const rowsOf = async (id: string) =>
+    ((await pool.query(`SELECT count(*)::int AS n FROM ${rows} WHERE id = $1`, [id])).rows[0] as { n: number }).n;
+
+  beforeAll(async () => {
+    await store.ensureSchema();
+    await pool.query(`CREATE TABLE ${rows} (id text PRIMARY KEY)`);
+  });
+  afterAll(async () => {
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool.end();
+  });
+
+  it("commits the work and the completion together, on one of the pool's connections", async () => {
+    const k = key('commit');
+    const t = randomUUID();
+    expect(await store.claim(k, t, LONG_MS)).toEqual({ state: 'acquired', attempt: 1 });
+    const answer = await store.transaction!(
+      async (tx) => {
+        await (tx as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [k]);
+        // Not visible outside the transaction before it commits.
+        expect(await rowsOf(k)).toBe(0);
+        return 'done';
+      },
+      { key: k, token: t, retentionMs: LONG_MS },
+    );
+    expect(answer).toEqual({ value: 'done', completed: true });
+    expect(await rowsOf(k)).toBe(1);
+    expect(await store.claim(k, randomUUID(), LONG_MS)).toEqual({ state: 'completed' });
+    expect(pool.totalCount - pool.idleCount).toBe(0); // the connection went back
+  });
+
+  it('rolls back and rethrows when the work throws, leaving the lease to its token', async () => {
+    const k = key('throw');
+    const t = randomUUID();
+    await store.claim(k, t, LONG_MS);
+    const failure = new Error('handler failed after its insert');
+    await expect(
+      store.transaction!(
+        async (tx) => {
+          await (tx as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [k]);
+          throw failure;
+        },
+        { key: k, token: t, retentionMs: LONG_MS },
+      ),
+    ).rejects.toBe(failure);
+    expect(await rowsOf(k)).toBe(0);
+    expect(await store.release(k, t)).toBe(true); // still leased by t: not completed
+    expect(await store.claim(k, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
+    expect(pool.totalCount - pool.idleCount).toBe(0);
+  });
+
+  it('rolls back and answers completed: false when another claim took the lease over meanwhile', async () => {
+    const k = key('lost');
+    const t = randomUUID();
+    await store.claim(k, t, 100);
+    const answer = await store.transaction!(
+      async (tx) => {
+        await (tx as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [k]);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        // The lease ended while the work ran; another attempt takes the delivery.
+        expect(await store.claim(k, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
+        return 1;
+      },
+      { key: k, token: t, retentionMs: LONG_MS },
+    );
+    expect(answer).toEqual({ value: 1, completed: false });
+    expect(await rowsOf(k)).toBe(0);
+    expect((await store.claim(k, randomUUID(), LONG_MS)).state).toBe('in_progress');
+  });
+
+  it('makes a claim that comes while the completion holds the row wait for the commit, then answer completed', async () => {
+    const k = key('race');
+    const t = randomUUID();
+    await store.claim(k, t, 100);
+    await new Promise((resolve) => setTimeout(resolve, 150)); // expired, but still t's until someone claims
+    let claim: unknown;
+    const answer = await store.transaction!(
+      async (tx) => {
+        await (tx as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [k]);
+        return 0;
+      },
+      { key: k, token: t, retentionMs: LONG_MS },
+    ).then(async (result) => {
+      claim = store.claim(k, randomUUID(), LONG_MS);
+      return result;
+    });
+    expect(answer.completed).toBe(true);
+    expect(await claim).toEqual({ state: 'completed' });
+    expect(await rowsOf(k)).toBe(1);
+  });
+
+  it('is offered with a pg Pool only: a lone Client has no connection to lend', async () => {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    expect(postgresStore({ pool: client }).transaction).toBeUndefined();
+    expect(typeof store.transaction).toBe('function');
+  });
+
+  it('runs a transactional handler end to end: a failed attempt leaves no row, the retry commits one', async () => {
+    const receiver = createReceiver({ secret: SECRET, store }).onError(() => {});
+    let runs = 0;
+    receiver.on(
+      'message.delivered',
+      async (delivery, context) => {
+        runs++;
+        await (context.transaction as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [delivery.deliveryId]);
+        if (runs === 1) throw new Error('fails after its insert');
+      },
+      { name: 'record', transactional: true },
+    );
+    const input = signed('message.delivered', { messageId: 'msg_1' });
+    const id = String(input.headers['x-service-delivery-id' as keyof typeof input.headers]);
+    expect((await receiver.handle(input)).status).toBe(500);
+    expect(await rowsOf(id)).toBe(0);
+    expect((await receiver.handle(input)).status).toBe(200);
+    expect(await rowsOf(id)).toBe(1);
+    const duplicate = await receiver.handle(input);
+    expect(duplicate.status).toBe(200);
+    expect(runs).toBe(2);
+  });
+
+  it('keeps version records in <table>_versions, on the database clock, and prune() deletes the expired ones', async () => {
+    const k = key('version');
+    expect(await store.advanceVersion(k, 5, 100)).toBe(true);
+    const { rows: found } = await pool.query(`SELECT version FROM "${schema}".hookline_idempotency_versions WHERE key = $1`, [k]);
+    expect(found).toEqual([{ version: 5 }]);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await store.prune()).toBeGreaterThanOrEqual(1);
+    const { rows: left } = await pool.query(`SELECT 1 FROM "${schema}".hookline_idempotency_versions WHERE key = $1`, [k]);
+    expect(left).toEqual([]);
+  });
+
+  it('prunes a schema made before version records without failing (no _versions table)', async () => {
+    const old = `${schema}_old`;
+    await pool.query(`CREATE SCHEMA "${old}"`);
+    try {
+      await pool.query(`CREATE TABLE "${old}".hookline_idempotency (key text PRIMARY KEY, state "char" NOT NULL, token text,
+        attempt integer NOT NULL, expires_at timestamptz NOT NULL, purge_at timestamptz NOT NULL)`);
+      expect(await postgresStore({ pool, schema: old }).prune()).toBe(0);
+    } finally {
+      await pool.query(`DROP SCHEMA "${old}" CASCADE`);
+    }
+  });
+});

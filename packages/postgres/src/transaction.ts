@@ -1,0 +1,96 @@
+// Transactional handlers (`receiver.on(…, { transactional: true })`): the handler's writes and its
+// completion record commit together, on one connection of the store's pool.
+import { asStoreDataError, checkKey } from './data-errors';
+
+/** A connection lent by a pg Pool (`pool.connect()`): what the handler gets as `context.transaction`. */
+export interface PgPoolClientLike {
+  query(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  /** Gives the connection back; with an error, the pool discards it instead. */
+  release(error?: Error | boolean): void;
+}
+
+/** A pg Pool: it lends connections. (A pg Client has `connect()` too, but it opens itself.) */
+export interface PgPoolLike {
+  connect(): Promise<PgPoolClientLike>;
+}
+
+/**
+ * Whether `pool` lends connections. pg's Pool counts them (`totalCount`, `idleCount`); a pg Client
+ * does not, and its `connect()` would try to open it again.
+ */
+export function lendsConnections(pool: unknown): pool is PgPoolLike {
+  const candidate = pool as { connect?: unknown; totalCount?: unknown; idleCount?: unknown } | null;
+  return typeof candidate?.connect === 'function' && typeof candidate.totalCount === 'number' && typeof candidate.idleCount === 'number';
+}
+
+/**
+ * The store's `transaction()`: BEGIN on a pooled connection, `work(client)`, then the completion of
+ * `key` for `token` on that connection (an UPDATE that locks the row, and matches only while the
+ * token still holds the lease), then COMMIT. A throw in `work` rolls back and is rethrown; a token
+ * that lost the lease (another attempt took the delivery over) rolls back and answers
+ * `completed: false`. The connection is discarded, not reused, whenever its state is unknown.
+ */
+export function pgTransaction(pool: PgPoolLike, complete: () => { name?: string; text: string }) {
+  return async function transaction<T>(
+    work: (transaction: unknown) => Promise<T>,
+    completion: { key: string; token: string; retentionMs: number },
+  ): Promise<{ value: T; completed: boolean }> {
+    const { token, retentionMs } = completion;
+    const key = checkKey(completion.key);
+    if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
+      throw new RangeError(`postgresStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
+    }
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    const rollback = async (): Promise<void> => {
+      try {
+        await client.query({ text: 'ROLLBACK' });
+      } catch (error) {
+        broken = error instanceof Error ? error : new Error(String(error));
+      }
+    };
+    try {
+      try {
+        await client.query({ text: 'BEGIN' });
+      } catch (error) {
+        if (!isServerError(error)) broken = error instanceof Error ? error : new Error(String(error));
+        throw error;
+      }
+      let value: T;
+      try {
+        value = await work(client);
+      } catch (error) {
+        await rollback();
+        throw error;
+      }
+      let completed: boolean;
+      try {
+        const result = await client.query({ ...complete(), values: [key, token, retentionMs] });
+        completed = result.rowCount === 1;
+      } catch (error) {
+        await rollback();
+        throw asStoreDataError(error);
+      }
+      if (!completed) {
+        await rollback();
+        return { value, completed: false };
+      }
+      try {
+        await client.query({ text: 'COMMIT' });
+      } catch (error) {
+        // Committed or not, nobody can tell from here: the lease stays, so the next attempt decides.
+        broken = error instanceof Error ? error : new Error(String(error));
+        throw error;
+      }
+      return { value, completed: true };
+    } finally {
+      client.release(broken);
+    }
+  };
+}
+
+/** A server's answer (it has a SQLSTATE): the connection itself is fine. */
+function isServerError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}

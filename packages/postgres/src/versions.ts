@@ -1,0 +1,90 @@
+// Version records for ordering guards (`receiver.on(…, { order })`), in a table of their own beside the
+// store's (`<table>_versions`, created by schemaSql/ensureSchema): one row per resource and guarded
+// handler, holding the highest version processed, kept until `expires_at` on the database clock.
+import { asStoreDataError, checkKey } from './data-errors';
+import type { PgQueryable } from './pg-pool';
+
+const NOW = 'statement_timestamp()';
+
+/**
+ * The DDL of the version table (`table` and `index` quoted). `version` is a float8, the JavaScript
+ * number the guard computed (a timestamp in ms or a rank), compared exactly; `expires_at` is indexed
+ * for `prune()`.
+ */
+export function versionsSchemaSql(table: string, index: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${table} (
+  key        text        PRIMARY KEY,
+  version    float8      NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${index} ON ${table} (expires_at);
+`;
+}
+
+/**
+ * The statements of the version table. The advance is one `INSERT … ON CONFLICT … DO UPDATE … WHERE`:
+ * the conflicting row is locked and rewritten only when its version is lower or it expired, so
+ * concurrent advances serialise on the row and the highest version wins; a row comes back only when
+ * it was written.
+ */
+export function versionStatements(table: string) {
+  return {
+    read: `SELECT version FROM ${table} WHERE key = $1::text AND expires_at > ${NOW}`,
+    advance: `INSERT INTO ${table} AS r (key, version, expires_at)
+VALUES ($1::text, $2::float8, ${NOW} + ($3::float8 * interval '1 millisecond'))
+ON CONFLICT (key) DO UPDATE SET version = EXCLUDED.version, expires_at = EXCLUDED.expires_at
+  WHERE r.version < EXCLUDED.version OR r.expires_at <= ${NOW}
+RETURNING 1`,
+    prune: `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= ${NOW} FOR UPDATE SKIP LOCKED)`,
+  };
+}
+
+/** `readVersion`, `advanceVersion` and the version table's share of `prune()`. */
+export function versionRecords(
+  pool: PgQueryable,
+  table: () => string,
+  named: (kind: string, text: string) => { name?: string; text: string },
+) {
+  // Built on first use: a table name too long for the suffix fails only where versions are used.
+  let sql: ReturnType<typeof versionStatements> | undefined;
+  const statements = () => {
+    if (sql === undefined) sql = versionStatements(table());
+    return sql;
+  };
+  const one = async <T>(query: () => Promise<T>): Promise<T> => {
+    try {
+      return await query();
+    } catch (error) {
+      throw asStoreDataError(error);
+    }
+  };
+  return {
+    async readVersion(key: string): Promise<number | undefined> {
+      const text = statements().read;
+      const result = await one(() => pool.query({ ...named('version_read', text), values: [checkKey(key)] }));
+      const row = result.rows[0] as { version: number | string } | undefined;
+      return row === undefined ? undefined : Number(row.version);
+    },
+    async advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean> {
+      if (typeof version !== 'number' || !Number.isFinite(version)) {
+        throw new RangeError(`postgresStore: a version must be a finite number, got ${String(version)}`);
+      }
+      if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
+        throw new RangeError(`postgresStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
+      }
+      const text = statements().advance;
+      const result = await one(() => pool.query({ ...named('version_advance', text), values: [checkKey(key), version, retentionMs] }));
+      return result.rowCount === 1;
+    },
+    /** Deletes expired version rows; 0 when the table does not exist (a schema from before versions). */
+    async prune(): Promise<number> {
+      try {
+        const result = await pool.query({ text: statements().prune });
+        return result.rowCount ?? 0;
+      } catch (error) {
+        if ((error as { code?: unknown } | null)?.code === '42P01') return 0; // undefined_table
+        throw error;
+      }
+    },
+  };
+}
