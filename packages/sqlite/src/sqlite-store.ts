@@ -35,10 +35,11 @@ export interface SqliteStoreOptions {
    */
   busyTimeoutMs?: number;
   /**
-   * SQLite's `synchronous` setting. `'normal'` (with WAL) survives any crash of the process; a power
-   * loss may roll back the last completions, which the service's retries then run again. `'full'`
-   * survives a power loss too, at one fsync per write. Unset with `database`: your setting stays.
-   * @default 'normal' with `filename`
+   * SQLite's `synchronous` setting, set on the connection (yours too, with `database`). `'normal'`
+   * (with WAL) survives any crash of the process; a power loss may roll back the last completions,
+   * which the service's retries then run again. `'full'` survives a power loss too, at one fsync per
+   * write (milliseconds each on most disks, against microseconds).
+   * @default 'normal'
    */
   synchronous?: 'normal' | 'full';
   /**
@@ -120,8 +121,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
   const busyTimeout = nonNegative('busyTimeoutMs', options.busyTimeoutMs ?? 2_000);
   const pruneEvery = nonNegative('pruneEveryMs', options.pruneEveryMs ?? 3_600_000);
-  const synchronous = options.synchronous ?? (options.filename !== undefined ? 'normal' : undefined);
-  if (synchronous !== undefined && synchronous !== 'normal' && synchronous !== 'full') {
+  const synchronous = options.synchronous ?? 'normal';
+  if (synchronous !== 'normal' && synchronous !== 'full') {
     throw new RangeError(`sqliteStore: synchronous must be 'normal' or 'full', got ${JSON.stringify(synchronous)}`);
   }
 
@@ -132,7 +133,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     // busy_timeout first: the schema statements may have to wait for another process's writes.
     db.exec(`PRAGMA busy_timeout = ${busyTimeout}`);
     db.exec('PRAGMA journal_mode = WAL');
-    if (synchronous !== undefined) db.exec(`PRAGMA synchronous = ${synchronous.toUpperCase()}`);
+    db.exec(`PRAGMA synchronous = ${synchronous.toUpperCase()}`);
     db.exec(schemaSql(options.table ?? DEFAULT_TABLE));
     const text = statements(table);
     sql = {
