@@ -40,10 +40,10 @@ export interface ReceiverProcess {
 }
 
 /** Starts one receiver process with `tsx --conditions=@hookline/source` and waits until it listens. */
-export async function startReceiver(env: Record<string, string>): Promise<ReceiverProcess> {
+export async function startReceiver(env: Record<string, string>, script = 'receiver-process.ts'): Promise<ReceiverProcess> {
   // `node --import tsx` rather than the tsx CLI: one process, so SIGKILL kills the receiver itself
   // (the CLI would leave its child running, heartbeats and all).
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@hookline/source', join(here, 'receiver-process.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@hookline/source', join(here, script)], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
