@@ -133,6 +133,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     // busy_timeout first: the schema statements may have to wait for another process's writes.
     db.exec(`PRAGMA busy_timeout = ${busyTimeout}`);
     db.exec('PRAGMA journal_mode = WAL');
+    // Checkpoints every 10,000 pages instead of 1,000: a checkpoint syncs the file, and at three pages
+    // a delivery the default ran one every ~330 deliveries (claim + complete: 64–112 → 54–66 µs, 3 runs).
+    db.exec('PRAGMA wal_autocheckpoint = 10000');
     db.exec(`PRAGMA synchronous = ${synchronous.toUpperCase()}`);
     db.exec(schemaSql(options.table ?? DEFAULT_TABLE));
     const text = statements(table);
