@@ -117,6 +117,9 @@ const TESTING_KIT_EXPORTS = [
 const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
+const AWS_LAMBDA_EXPORTS = ['lambdaHandler'];
+const DYNAMODB_EXPORTS = ['DYNAMODB_ATTRIBUTES', 'createDynamoDbTable', 'dynamoDbStore'];
+const CLOUDFLARE_EXPORTS = ['HooklineStoreObject', 'durableObjectStore'];
 
 /** Every entry point users import, with its pinned list. */
 const PINNED: Record<string, readonly string[]> = {
@@ -140,6 +143,9 @@ const PINNED: Record<string, readonly string[]> = {
   '@hookline/client': CLIENT_EXPORTS,
   '@hookline/cli': CLI_EXPORTS,
   '@hookline/otel': OTEL_EXPORTS,
+  '@hookline/aws-lambda': AWS_LAMBDA_EXPORTS,
+  '@hookline/dynamodb': DYNAMODB_EXPORTS,
+  '@hookline/cloudflare': CLOUDFLARE_EXPORTS,
 };
 
 const packages = listPackages();

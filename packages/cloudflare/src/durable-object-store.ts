@@ -1,0 +1,106 @@
+import type { ClaimResult, IdempotencyStore } from '@hookline/core';
+import { StoreDataError } from '@hookline/core/adapter';
+import { DATA_ERROR_STATUS, keyProblem, type StoreOperation } from './protocol';
+
+/** A Durable Object stub: what `namespace.get(id)` returns. */
+export interface DurableObjectStubLike {
+  fetch(input: string, init?: RequestInit): Promise<Response>;
+}
+
+/** A Durable Object namespace binding (`env.HOOKLINE_STORE`), as much of it as the store uses. */
+export interface DurableObjectNamespaceLike {
+  idFromName(name: string): unknown;
+  // biome-ignore lint/suspicious/noExplicitAny: the Workers types' get() takes their own DurableObjectId
+  get(id: any): DurableObjectStubLike;
+}
+
+/** Options of `durableObjectStore()`. */
+export interface DurableObjectStoreOptions {
+  /** The binding of the `HooklineStoreObject` class (`env.HOOKLINE_STORE`). */
+  namespace: DurableObjectNamespaceLike;
+  /**
+   * How many objects the keys are spread over (by a hash of the key). One object serves its requests
+   * one at a time, so more shards carry more deliveries per second. Changing it moves keys to other
+   * objects, which then do not know them: change it only with no delivery in its retention window, or
+   * under a new `name`.
+   * @default 16
+   */
+  shards?: number;
+  /**
+   * Names the objects (`<name>:<shard>`), so several receivers can keep apart in one namespace.
+   * @default 'hookline'
+   */
+  name?: string;
+}
+
+/** FNV-1a over the UTF-16 units: stable, fast, and the same in every Worker. */
+function shardOf(key: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    hash ^= key.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % shards;
+}
+
+/**
+ * An idempotency store for Cloudflare Workers, kept in Durable Objects (the `HooklineStoreObject` class,
+ * which the Worker exports and binds). Keys are spread over `shards` objects; each operation is one
+ * request to the key's object, where claims are atomic, so every Worker isolate in every location
+ * shares one view of each delivery. A delivery is two requests: claim, complete.
+ *
+ * An object that cannot be reached (overloaded, resetting) rejects the operation (the receiver answers
+ * 503, the service retries); a key an object cannot hold (not well-formed Unicode, over 2028 bytes)
+ * rejects with a `StoreDataError` (500).
+ *
+ * @example
+ * export { HooklineStoreObject } from '@hookline/cloudflare';
+ * export default {
+ *   fetch(request, env) {
+ *     receiver ??= makeReceiver(durableObjectStore({ namespace: env.HOOKLINE_STORE }), env.WEBHOOK_SECRET);
+ *     return receiver.fetch(request);
+ *   },
+ * };
+ */
+export function durableObjectStore(options: DurableObjectStoreOptions): IdempotencyStore {
+  const { namespace } = options;
+  const shards = options.shards ?? 16;
+  const name = options.name ?? 'hookline';
+  if (!Number.isSafeInteger(shards) || shards < 1)
+    throw new RangeError(`durableObjectStore: shards must be a positive integer, got ${shards}`);
+  // Ids are cached; stubs are not: a stub belongs to the request that made it, and Workers refuse I/O
+  // through it from another request ("Cannot perform I/O on behalf of a different request").
+  const ids = new Map<number, unknown>();
+
+  function stubFor(key: string): DurableObjectStubLike {
+    const shard = shardOf(key, shards);
+    let id = ids.get(shard);
+    if (id === undefined) {
+      id = namespace.idFromName(`${name}:${shard}`);
+      ids.set(shard, id);
+    }
+    return namespace.get(id);
+  }
+
+  async function call<T>(op: StoreOperation, key: string, token: string, ms?: number): Promise<T> {
+    const problem = keyProblem(key);
+    if (problem !== undefined) throw new StoreDataError(`durableObjectStore: ${problem}`);
+    // The host is never resolved: a stub's fetch goes to its object.
+    const response = await stubFor(key).fetch(`https://hookline-store/${op}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ op, key, token, ms }),
+    });
+    const text = await response.text();
+    if (response.status === DATA_ERROR_STATUS) throw new StoreDataError(`durableObjectStore: ${text}`);
+    if (!response.ok) throw new Error(`durableObjectStore: the object answered ${response.status} to ${op}: ${text.slice(0, 200)}`);
+    return JSON.parse(text) as T;
+  }
+
+  return {
+    claim: (key, token, leaseMs) => call<ClaimResult>('claim', key, token, leaseMs),
+    complete: (key, token, retentionMs) => call<boolean>('complete', key, token, retentionMs),
+    release: (key, token) => call<boolean>('release', key, token),
+    extend: (key, token, leaseMs) => call<boolean>('extend', key, token, leaseMs),
+  };
+}

@@ -1,0 +1,92 @@
+// The Worker the tests run in workerd (through miniflare): a receiver on the Durable Object store at
+// POST /webhooks, and the store's own methods at POST /store/<operation>, so the conformance suite can
+// call them from Node. Not published.
+import { createReceiver, type Receiver } from '@hookline/core';
+import { StoreDataError } from '@hookline/core/adapter';
+import { type DurableObjectNamespaceLike, durableObjectStore } from './durable-object-store';
+
+import { type DurableObjectStateLike, HooklineStoreObject } from './store-object';
+
+interface Env {
+  WEBHOOK_SECRET: string;
+  HOOKLINE_STORE: DurableObjectNamespaceLike;
+  /** An object whose every request throws: the store over it stands for an object that cannot answer. */
+  BROKEN_STORE: DurableObjectNamespaceLike;
+}
+
+/** The store's object, plus a read of what its storage holds about a key (POST /inspect). */
+export class InspectableStoreObject extends HooklineStoreObject {
+  readonly #state: DurableObjectStateLike;
+
+  constructor(state: DurableObjectStateLike, env: unknown) {
+    super(state, env);
+    this.#state = state;
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname !== '/inspect') return super.fetch(request);
+    const { key } = (await request.json()) as { key: string };
+    const entries = [...(await this.#state.storage.list({})).keys()].filter((entry) => entry.endsWith(key));
+    return Response.json({ entries, alarm: await this.#state.storage.getAlarm() });
+  }
+}
+
+/** The object bound as BROKEN_STORE. */
+export class BrokenObject {
+  fetch(): Response {
+    throw new Error('this object is broken on purpose');
+  }
+}
+
+const runs: { deliveryId: string; note: unknown }[] = [];
+let receiver: Receiver | undefined;
+
+/** Made on the first request: bindings arrive with it, and Workers forbid I/O at global scope. */
+function receiverFor(env: Env): Receiver {
+  if (receiver === undefined) {
+    receiver = createReceiver({ secret: env.WEBHOOK_SECRET, store: durableObjectStore({ namespace: env.HOOKLINE_STORE, shards: 4 }) });
+    receiver.on('message.delivered', ({ deliveryId, data }) => {
+      runs.push({ deliveryId, note: (data as { note?: unknown }).note });
+    });
+  }
+  return receiver;
+}
+
+async function storeCall(env: Env, op: string, request: Request): Promise<Response> {
+  const { key, token, ms, broken } = (await request.json()) as { key: string; token: string; ms?: number; broken?: boolean };
+  const store = durableObjectStore({ namespace: broken ? env.BROKEN_STORE : env.HOOKLINE_STORE, shards: 4 });
+  try {
+    let result: unknown;
+    if (op === 'claim') result = await store.claim(key, token, ms as number);
+    else if (op === 'complete') result = await store.complete(key, token, ms as number);
+    else if (op === 'release') result = await store.release(key, token);
+    else if (op === 'extend') result = await store.extend(key, token, ms as number);
+    else return Response.json({ error: `unknown operation ${op}` }, { status: 404 });
+    return Response.json({ result });
+  } catch (error) {
+    return Response.json({ error: String(error), dataError: StoreDataError.is(error) }, { status: 500 });
+  }
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    if (pathname === '/webhooks') return receiverFor(env).fetch(request);
+    if (pathname === '/runs') return Response.json(runs);
+    if (pathname === '/inspect') {
+      // Every shard's object (the test worker's stores use 4), as the key's shard is the store's business.
+      const body = await request.text();
+      const found: string[] = [];
+      for (let shard = 0; shard < 4; shard++) {
+        const stub = env.HOOKLINE_STORE.get(env.HOOKLINE_STORE.idFromName(`hookline:${shard}`));
+        const answer = (await (await stub.fetch('https://hookline-store/inspect', { method: 'POST', body })).json()) as {
+          entries: string[];
+        };
+        found.push(...answer.entries);
+      }
+      return Response.json(found);
+    }
+    if (pathname.startsWith('/store/') && request.method === 'POST') return storeCall(env, pathname.slice('/store/'.length), request);
+    return new Response('not found', { status: 404 });
+  },
+};

@@ -1,0 +1,68 @@
+import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { DYNAMODB_ATTRIBUTES, type DynamoDbClientLike } from './dynamodb-store';
+
+/** Options of `createDynamoDbTable()`. */
+export interface CreateDynamoDbTableOptions {
+  /** The table's name. */
+  tableName: string;
+  /**
+   * Turn on DynamoDB's Time to Live on the `ttl` attribute, so completed deliveries and old leases are
+   * deleted (within a few days of expiring, at no write cost). Expiry itself never waits for it: the
+   * store compares the times it wrote.
+   * @default true
+   */
+  timeToLive?: boolean;
+  /**
+   * How long to wait for the table to become ACTIVE.
+   * @default 60_000
+   */
+  timeoutMs?: number;
+}
+
+function errorName(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null ? (error as { name?: string }).name : undefined;
+}
+
+/**
+ * Creates the table `dynamoDbStore()` uses (partition key `pk`, a string; on-demand capacity), waits
+ * until it is ACTIVE and turns Time to Live on for its `ttl` attribute. A table that already exists is
+ * left as it is, so this is safe to call on every deployment; resolves whether it created the table.
+ * In infrastructure-as-code, declare the same: `pk` (S) as the hash key, TTL on `ttl`.
+ *
+ * @example
+ * await createDynamoDbTable(new DynamoDBClient({}), { tableName: 'hookline-deliveries' });
+ */
+export async function createDynamoDbTable(client: DynamoDbClientLike, options: CreateDynamoDbTableOptions): Promise<boolean> {
+  const { tableName } = options;
+  let created = true;
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [{ AttributeName: DYNAMODB_ATTRIBUTES.key, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: DYNAMODB_ATTRIBUTES.key, KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+  } catch (error) {
+    if (errorName(error) !== 'ResourceInUseException') throw error;
+    created = false;
+  }
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.TableStatus === 'ACTIVE') break;
+    if (Date.now() > deadline)
+      throw new Error(`createDynamoDbTable: ${tableName} is still ${Table?.TableStatus} after ${options.timeoutMs ?? 60_000} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  if (created && options.timeToLive !== false) {
+    await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: DYNAMODB_ATTRIBUTES.ttl, Enabled: true },
+      }),
+    );
+  }
+  return created;
+}

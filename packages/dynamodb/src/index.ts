@@ -1,0 +1,4 @@
+// The store
+export { dynamoDbStore, DYNAMODB_ATTRIBUTES, type DynamoDbStoreOptions, type DynamoDbClientLike } from './dynamodb-store';
+// Its table
+export { createDynamoDbTable, type CreateDynamoDbTableOptions } from './create-table';
