@@ -127,7 +127,8 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
     queue,
 
     async enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
-      const jobId = jobIdFor(job.delivery.deliveryId);
+      // Per-tenant receivers scope deliveryIds (two tenants may send the same one): the job is theirs.
+      const jobId = jobIdFor((job.scope ?? '') + job.delivery.deliveryId);
       return bounded(
         (async () => {
           // BullMQ's add() answers a known jobId with the existing job and no sign that it was one.
