@@ -30,7 +30,7 @@ beforeAll(async () => {
     compatibilityDate,
     bindings: { WEBHOOK_SECRET: SECRET },
     durableObjects: { HOOKLINE_STORE: { className: 'HooklineStoreObject', useSQLite: true } },
-    handleRuntimeStdio(stdout) {
+    handleRuntimeStdio(stdout: NodeJS.ReadableStream) {
       stdout.on('data', (chunk: Buffer) => logged.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
     },
   });
