@@ -44,7 +44,7 @@ describe.skipIf(missing !== undefined)('Redis store on Redis Cluster (3 masters,
           },
         };
       },
-      { rounds: 5 },
+      { rounds: 5, versions: true },
     );
   }
 
