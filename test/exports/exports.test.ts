@@ -118,7 +118,7 @@ const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
 const AWS_LAMBDA_EXPORTS = ['lambdaHandler'];
-const DYNAMODB_EXPORTS = ['DYNAMODB_ATTRIBUTES', 'createDynamoDbTable', 'dynamoDbStore'];
+const DYNAMODB_EXPORTS = ['DYNAMODB_ATTRIBUTES', 'DYNAMODB_VERSION_PREFIX', 'createDynamoDbTable', 'dynamoDbStore'];
 const CLOUDFLARE_EXPORTS = ['HooklineStoreObject', 'durableObjectStore'];
 
 /** Every entry point users import, with its pinned list. */

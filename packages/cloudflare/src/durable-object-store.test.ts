@@ -37,10 +37,10 @@ afterAll(() => mf.dispose());
 
 /** The store as the Worker sees it, each method one request to the test Worker. */
 function storeInWorker(state: { broken: boolean }): IdempotencyStore {
-  const call = async (op: string, key: string, token: string, ms?: number) => {
+  const call = async (op: string, key: string, token: string, ms?: number, version?: number) => {
     const response = await mf.dispatchFetch(`http://worker.test/store/${op}`, {
       method: 'POST',
-      body: JSON.stringify({ key, token, ms, broken: state.broken }),
+      body: JSON.stringify({ key, token, ms, version, broken: state.broken }),
     });
     const answer = (await response.json()) as { result?: unknown; error?: string; dataError?: boolean };
     if (answer.error !== undefined) throw answer.dataError ? new StoreDataError(answer.error) : new Error(answer.error);
@@ -51,6 +51,8 @@ function storeInWorker(state: { broken: boolean }): IdempotencyStore {
     complete: (key, token, retentionMs) => call('complete', key, token, retentionMs) as never,
     release: (key, token) => call('release', key, token) as never,
     extend: (key, token, leaseMs) => call('extend', key, token, leaseMs) as never,
+    readVersion: async (key) => ((await call('readVersion', key, '')) as number | null) ?? undefined,
+    advanceVersion: (key, version, retentionMs) => call('advanceVersion', key, '', retentionMs, version) as never,
   };
 }
 
@@ -66,7 +68,7 @@ describe('durableObjectStore in workerd', () => {
         },
       };
     },
-    { rounds: 10 },
+    { rounds: 10, versions: true },
   );
 
   function signedDelivery(note: string) {

@@ -50,8 +50,9 @@ function shardOf(key: string, shards: number): number {
  * shares one view of each delivery. A delivery is two requests: claim, complete.
  *
  * An object that cannot be reached (overloaded, resetting) rejects the operation (the receiver answers
- * 503, the service retries); a key an object cannot hold (not well-formed Unicode, over 2028 bytes)
- * rejects with a `StoreDataError` (500).
+ * 503, the service retries); a key an object cannot hold (not well-formed Unicode, over 2027 bytes)
+ * rejects with a `StoreDataError` (500). It offers the version records of ordering guards
+ * (`readVersion`, `advanceVersion`) too, kept apart from the claim records.
  *
  * @example
  * export { HooklineStoreObject } from '@hookline/cloudflare';
@@ -82,14 +83,16 @@ export function durableObjectStore(options: DurableObjectStoreOptions): Idempote
     return namespace.get(id);
   }
 
-  async function call<T>(op: StoreOperation, key: string, token: string, ms?: number): Promise<T> {
+  async function call<T>(op: StoreOperation, key: string, token: string, ms?: number, version?: number): Promise<T> {
     const problem = keyProblem(key);
     if (problem !== undefined) throw new StoreDataError(`durableObjectStore: ${problem}`);
+    if (version !== undefined && !Number.isFinite(version))
+      throw new RangeError(`durableObjectStore: a version must be a finite number, got ${version}`);
     // The host is never resolved: a stub's fetch goes to its object.
     const response = await stubFor(key).fetch(`https://hookline-store/${op}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ op, key, token, ms }),
+      body: JSON.stringify({ op, key, token, ms, version }),
     });
     const text = await response.text();
     if (response.status === DATA_ERROR_STATUS) throw new StoreDataError(`durableObjectStore: ${text}`);
@@ -102,5 +105,7 @@ export function durableObjectStore(options: DurableObjectStoreOptions): Idempote
     complete: (key, token, retentionMs) => call<boolean>('complete', key, token, retentionMs),
     release: (key, token) => call<boolean>('release', key, token),
     extend: (key, token, leaseMs) => call<boolean>('extend', key, token, leaseMs),
+    readVersion: async (key) => (await call<number | null>('readVersion', key, '')) ?? undefined,
+    advanceVersion: (key, version, retentionMs) => call<boolean>('advanceVersion', key, '', retentionMs, version),
   };
 }

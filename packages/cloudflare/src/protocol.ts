@@ -1,15 +1,17 @@
 // What the store and its Durable Object say to each other: one JSON POST per operation.
 
 /** The operations the object serves. */
-export type StoreOperation = 'claim' | 'complete' | 'release' | 'extend';
+export type StoreOperation = 'claim' | 'complete' | 'release' | 'extend' | 'readVersion' | 'advanceVersion';
 
 /** The body of a request to the object. */
 export interface StoreRequest {
   op: StoreOperation;
   key: string;
   token: string;
-  /** leaseMs for claim and extend, retentionMs for complete. */
+  /** leaseMs for claim and extend, retentionMs for complete and advanceVersion. */
   ms?: number;
+  /** The version advanceVersion records. */
+  version?: number;
 }
 
 /** The status the object answers a key it cannot hold with (the store throws StoreDataError). */
@@ -17,9 +19,9 @@ export const DATA_ERROR_STATUS = 422;
 
 /**
  * Durable Object storage keys are at most 2048 bytes; the record's and its purge index entry's
- * prefixes take 20 of them.
+ * prefixes take 21 of them.
  */
-export const MAX_KEY_BYTES = 2028;
+export const MAX_KEY_BYTES = 2027;
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const encoder = new TextEncoder();
@@ -30,6 +32,6 @@ export function keyProblem(key: unknown): string | undefined {
   // Stored as UTF-8: a lone surrogate would become U+FFFD and two keys would meet.
   if (LONE_SURROGATE.test(key)) return 'the key is not well-formed Unicode (a lone surrogate)';
   if (encoder.encode(key).length > MAX_KEY_BYTES)
-    return `the key is longer than ${MAX_KEY_BYTES} bytes (Durable Object storage keys are at most 2048)`;
+    return `the key is longer than ${MAX_KEY_BYTES} bytes (Durable Object storage keys are at most 2048 bytes)`;
   return undefined;
 }

@@ -33,14 +33,22 @@ interface DeliveryRecord {
 }
 
 const RECORD = 'r:';
+const VERSION = 'v:';
 const PURGE = 'p:';
 /** How long a lease or released record outlives its lease, so `attempt` keeps counting across the service's retries. */
 const KEEP_MS = 72 * 3_600_000;
 /** Records the alarm deletes per run; it runs again at once when more are due. */
 const SWEEP_BATCH = 500;
 
-/** Index entries sort by time: fixed-width decimal epoch ms. */
-const purgeKey = (at: number, key: string): string => `${PURGE}${String(Math.min(at, 9e15)).padStart(16, '0')}:${key}`;
+/** Index entries sort by time (fixed-width decimal epoch ms) and name the storage key of their record. */
+const purgeKey = (at: number, recordKey: string): string => `${PURGE}${String(Math.min(at, 9e15)).padStart(16, '0')}:${recordKey}`;
+
+/** A version record of an ordering guard, apart from the claim record of the same key. */
+interface VersionRecord {
+  v: number;
+  /** Retained until (epoch ms); also when the alarm may delete it. */
+  p: number;
+}
 
 function json(body: unknown, status = 200): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
@@ -81,7 +89,9 @@ export class HooklineStoreObject {
     }
     const problem = keyProblem(body.key);
     if (problem !== undefined) return json({ error: problem }, DATA_ERROR_STATUS);
-    if (typeof body.token !== 'string') return json({ error: 'the token must be a string' }, 400);
+    if (typeof body.token !== 'string' && body.op !== 'readVersion' && body.op !== 'advanceVersion') {
+      return json({ error: 'the token must be a string' }, 400);
+    }
     try {
       switch (body.op) {
         case 'claim':
@@ -92,6 +102,12 @@ export class HooklineStoreObject {
           return json(await this.release(body.key, body.token));
         case 'extend':
           return json(await this.extend(body.key, body.token, positive(body.ms)));
+        case 'readVersion':
+          return json((await this.readVersion(body.key)) ?? null);
+        case 'advanceVersion':
+          if (typeof body.version !== 'number' || !Number.isFinite(body.version))
+            return json({ error: 'the version must be a finite number' }, 400);
+          return json(await this.advanceVersion(body.key, body.version, positive(body.ms)));
         default:
           return json({ error: `unknown operation ${String((body as { op?: unknown }).op)}` }, 400);
       }
@@ -107,12 +123,12 @@ export class HooklineStoreObject {
     const due = await this.#storage.list<string>({ prefix: PURGE, end: purgeKey(now + 1, ''), limit: SWEEP_BATCH });
     const drop: string[] = [];
     const reindex: Record<string, unknown> = {};
-    for (const [entry, key] of due) {
+    for (const [entry, recordKey] of due) {
       drop.push(entry);
-      const record = await this.#storage.get<DeliveryRecord>(RECORD + key);
+      const record = await this.#storage.get<{ p: number }>(recordKey);
       if (record === undefined) continue;
-      if (record.p <= now) drop.push(RECORD + key);
-      else reindex[purgeKey(record.p, key)] = key; // kept longer since (extended): indexed at its new time
+      if (record.p <= now) drop.push(recordKey);
+      else reindex[purgeKey(record.p, recordKey)] = recordKey; // kept longer since (extended): indexed at its new time
     }
     if (Object.keys(reindex).length > 0) await this.#storage.put(reindex);
     if (drop.length > 0) await this.#storage.delete(drop);
@@ -130,12 +146,12 @@ export class HooklineStoreObject {
    * Writes the record, and with `indexed` its purge index entry in place of the one at `previous` (the
    * record's former purge time), and makes sure an alarm will come.
    */
-  async #write(key: string, record: DeliveryRecord, indexed: boolean, previous?: number): Promise<void> {
-    const entries: Record<string, unknown> = { [RECORD + key]: record };
-    if (indexed) entries[purgeKey(record.p, key)] = key;
+  async #write(recordKey: string, record: DeliveryRecord | VersionRecord, indexed: boolean, previous?: number): Promise<void> {
+    const entries: Record<string, unknown> = { [recordKey]: record };
+    if (indexed) entries[purgeKey(record.p, recordKey)] = recordKey;
     await this.#storage.put(entries);
     if (!indexed) return;
-    if (previous !== undefined && previous !== record.p) await this.#storage.delete([purgeKey(previous, key)]);
+    if (previous !== undefined && previous !== record.p) await this.#storage.delete([purgeKey(previous, recordKey)]);
     const alarm = await this.#storage.getAlarm();
     if (alarm === null || record.p < alarm) await this.#storage.setAlarm(record.p);
   }
@@ -147,7 +163,7 @@ export class HooklineStoreObject {
     if (record?.s === 'l' && (record.le ?? 0) > now) return { state: 'in_progress', retryAfterMs: (record.le as number) - now };
     const attempt = (record?.a ?? 0) + 1;
     const leaseEnd = now + leaseMs;
-    await this.#write(key, { s: 'l', t: token, a: attempt, le: leaseEnd, p: leaseEnd + KEEP_MS }, true, record?.p);
+    await this.#write(RECORD + key, { s: 'l', t: token, a: attempt, le: leaseEnd, p: leaseEnd + KEEP_MS }, true, record?.p);
     return { state: 'acquired', attempt };
   }
 
@@ -160,14 +176,30 @@ export class HooklineStoreObject {
     const record = await this.#owned(key, token);
     if (record === undefined) return false;
     const until = Date.now() + retentionMs;
-    await this.#write(key, { s: 'c', a: record.a, ex: until, p: until }, true, record.p);
+    await this.#write(RECORD + key, { s: 'c', a: record.a, ex: until, p: until }, true, record.p);
     return true;
   }
 
   async release(key: string, token: string): Promise<boolean> {
     const record = await this.#owned(key, token);
     if (record === undefined) return false;
-    await this.#write(key, { s: 'r', a: record.a, p: record.p }, false);
+    await this.#write(RECORD + key, { s: 'r', a: record.a, p: record.p }, false);
+    return true;
+  }
+
+  /** The version recorded for `key` by an ordering guard, undefined when none is (or it expired). */
+  async readVersion(key: string): Promise<number | undefined> {
+    const record = await this.#storage.get<VersionRecord>(VERSION + key);
+    return record !== undefined && record.p > Date.now() ? record.v : undefined;
+  }
+
+  /** Records `version` for `key` when none is recorded (or it expired) or the recorded one is lower. */
+  async advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean> {
+    const now = Date.now();
+    const record = await this.#storage.get<VersionRecord>(VERSION + key);
+    if (record !== undefined && record.p > now && record.v >= version) return false;
+    const until = now + retentionMs;
+    await this.#write(VERSION + key, { v: version, p: until }, true, record?.p);
     return true;
   }
 
@@ -176,7 +208,7 @@ export class HooklineStoreObject {
     if (record === undefined) return false;
     const leaseEnd = Date.now() + leaseMs;
     // Not re-indexed on every heartbeat: the alarm re-indexes a record it finds kept longer.
-    await this.#write(key, { ...record, le: leaseEnd, p: Math.max(record.p, leaseEnd + KEEP_MS) }, false);
+    await this.#write(RECORD + key, { ...record, le: leaseEnd, p: Math.max(record.p, leaseEnd + KEEP_MS) }, false);
     return true;
   }
 }

@@ -53,7 +53,13 @@ function receiverFor(env: Env): Receiver {
 }
 
 async function storeCall(env: Env, op: string, request: Request): Promise<Response> {
-  const { key, token, ms, broken } = (await request.json()) as { key: string; token: string; ms?: number; broken?: boolean };
+  const { key, token, ms, version, broken } = (await request.json()) as {
+    key: string;
+    token: string;
+    ms?: number;
+    version?: number;
+    broken?: boolean;
+  };
   const store = durableObjectStore({ namespace: broken ? env.BROKEN_STORE : env.HOOKLINE_STORE, shards: 4 });
   try {
     let result: unknown;
@@ -61,6 +67,8 @@ async function storeCall(env: Env, op: string, request: Request): Promise<Respon
     else if (op === 'complete') result = await store.complete(key, token, ms as number);
     else if (op === 'release') result = await store.release(key, token);
     else if (op === 'extend') result = await store.extend(key, token, ms as number);
+    else if (op === 'readVersion') result = (await store.readVersion?.(key)) ?? null;
+    else if (op === 'advanceVersion') result = await store.advanceVersion?.(key, version as number, ms as number);
     else return Response.json({ error: `unknown operation ${op}` }, { status: 404 });
     return Response.json({ result });
   } catch (error) {

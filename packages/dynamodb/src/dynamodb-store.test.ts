@@ -98,7 +98,7 @@ describe('dynamoDbStore', () => {
         breakBackend: () => dynamo.breakEndpoint(),
       };
     },
-    { shortMs: 300, rounds: 10 },
+    { shortMs: 300, rounds: 10, versions: true },
   );
 
   describeStoreConformance(
@@ -111,7 +111,7 @@ describe('dynamoDbStore', () => {
         breakBackend: () => dynamo.breakEndpoint(),
       };
     },
-    { shortMs: 300, rounds: 10 },
+    { shortMs: 300, rounds: 5 }, // the claim path without ALL_OLD; version records are tested above
   );
 
   it('rejects with a plain error (503) when DynamoDB is unreachable', async () => {
@@ -130,11 +130,11 @@ describe('dynamoDbStore', () => {
     const dynamo = client();
     try {
       const store = dynamoDbStore({ client: dynamo, tableName });
-      for (const key of ['', 'x'.repeat(2049), 'é'.repeat(1025), `hookline:wdl_${randomUUID()}\ud800`]) {
+      for (const key of ['', 'x'.repeat(2040), 'é'.repeat(1020), `hookline:wdl_${randomUUID()}\ud800`]) {
         const failure = await Promise.resolve(store.claim(key, 't', 30_000)).catch((error: unknown) => error);
         expect(StoreDataError.is(failure)).toBe(true);
       }
-      expect((await store.claim(`${'é'.repeat(1024)}`, randomUUID(), 1_000)).state).toBe('acquired'); // 2048 bytes: the limit itself
+      expect((await store.claim(`${'é'.repeat(1019)}x`, randomUUID(), 1_000)).state).toBe('acquired'); // 2039 bytes: the limit itself
     } finally {
       dynamo.destroy();
     }

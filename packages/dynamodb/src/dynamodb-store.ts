@@ -38,7 +38,14 @@ export const DYNAMODB_ATTRIBUTES = {
   leaseEnd: 'le',
   expiresAt: 'ex',
   ttl: 'ttl',
+  version: 'ver',
 } as const;
+
+/**
+ * Version records (ordering guards) are items of their own, at `pk` = this prefix + the receiver's key,
+ * so a claim and a version record of the same key never share an item (nor its TTL).
+ */
+export const DYNAMODB_VERSION_PREFIX = '\u0000version:';
 
 // Every name through a placeholder: several are DynamoDB reserved words (TTL among them).
 const NAMES = {
@@ -49,6 +56,7 @@ const NAMES = {
   '#le': DYNAMODB_ATTRIBUTES.leaseEnd,
   '#ex': DYNAMODB_ATTRIBUTES.expiresAt,
   '#ttl': DYNAMODB_ATTRIBUTES.ttl,
+  '#ver': DYNAMODB_ATTRIBUTES.version,
 };
 
 const LEASE = 'l';
@@ -56,6 +64,8 @@ const RELEASED = 'r';
 const COMPLETED = 'c';
 /** DynamoDB's limit on a partition key, in UTF-8 bytes. */
 const MAX_KEY_BYTES = 2048;
+/** What the receiver's key may take: the version record's prefix must fit too. */
+const MAX_RECEIVER_KEY_BYTES = MAX_KEY_BYTES - 9;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 const s = (value: string): AttributeValue => ({ S: value });
@@ -73,8 +83,10 @@ function checkedKey(key: string): AttributeValue {
   if (key.length === 0) throw new StoreDataError('dynamoDbStore: an empty key cannot be a DynamoDB partition key');
   if (LONE_SURROGATE.test(key))
     throw new StoreDataError('dynamoDbStore: the key is not well-formed Unicode (a lone surrogate); DynamoDB would store it lossily');
-  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
-    throw new StoreDataError(`dynamoDbStore: the key is longer than DynamoDB's ${MAX_KEY_BYTES}-byte partition key limit`);
+  if (Buffer.byteLength(key, 'utf8') > MAX_RECEIVER_KEY_BYTES) {
+    throw new StoreDataError(
+      `dynamoDbStore: the key is longer than ${MAX_RECEIVER_KEY_BYTES} bytes (DynamoDB's partition key limit is ${MAX_KEY_BYTES}, and version records prefix it)`,
+    );
   }
   return s(key);
 }
@@ -105,7 +117,8 @@ const conditionFailed = (error: unknown): boolean => errorName(error) === 'Condi
  * conditional `UpdateItem` each, on the owner's token. A delivery is two round trips: claim, complete.
  *
  * Throttling and network errors reject (the receiver answers 503, the service retries); a key DynamoDB
- * cannot hold (over 2048 bytes, not well-formed Unicode) rejects with a `StoreDataError` (500).
+ * cannot hold (over 2039 bytes, not well-formed Unicode) rejects with a `StoreDataError` (500). It
+ * offers the version records of ordering guards too (`readVersion`, `advanceVersion`), as items of their own.
  *
  * @example
  * import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -163,7 +176,7 @@ export function dynamoDbStore(options: DynamoDbStoreOptions): IdempotencyStore {
           UpdateExpression: 'SET #st = :lease, #tok = :tok, #le = :le, #att = if_not_exists(#att, :zero) + :one, #ttl = :ttl REMOVE #ex',
           ConditionExpression:
             'attribute_not_exists(#pk) OR #st = :released OR (#st = :lease AND #le <= :now) OR (#st = :done AND #ex <= :now)',
-          ExpressionAttributeNames: NAMES,
+          ExpressionAttributeNames: namesIn('#pk #st #tok #le #att #ttl #ex'),
           ExpressionAttributeValues: {
             ':lease': s(LEASE),
             ':released': s(RELEASED),
@@ -221,7 +234,43 @@ export function dynamoDbStore(options: DynamoDbStoreOptions): IdempotencyStore {
       const until = now() + ms('leaseMs', leaseMs);
       return owned(key, token, 'SET #le = :le, #ttl = :ttl', { ':le': n(until), ':ttl': ttlSeconds(until + keep) });
     },
+    async readVersion(key) {
+      const item = versionKey(key);
+      const read = await client.send(new GetItemCommand({ TableName: tableName, Key: { pk: item }, ConsistentRead: true })).catch(rethrown);
+      const version = read?.Item?.[DYNAMODB_ATTRIBUTES.version]?.N;
+      const until = Number(read?.Item?.[DYNAMODB_ATTRIBUTES.expiresAt]?.N);
+      return version === undefined || !(until > now()) ? undefined : Number(version);
+    },
+    async advanceVersion(key, version, retentionMs) {
+      if (typeof version !== 'number' || !Number.isFinite(version))
+        throw new RangeError(`dynamoDbStore: a version must be a finite number, got ${String(version)}`);
+      const item = versionKey(key);
+      const at = now();
+      const until = at + ms('retentionMs', retentionMs);
+      try {
+        await client.send(
+          new UpdateItemCommand({
+            TableName: tableName,
+            Key: { pk: item },
+            UpdateExpression: 'SET #ver = :ver, #ex = :ex, #ttl = :ttl',
+            // Compare-and-set, never backwards; an expired record counts as none.
+            ConditionExpression: 'attribute_not_exists(#pk) OR #ver < :ver OR #ex <= :now',
+            ExpressionAttributeNames: namesIn('#pk #ver #ex #ttl'),
+            ExpressionAttributeValues: { ':ver': n(version), ':ex': n(until), ':now': n(at), ':ttl': ttlSeconds(until) },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (conditionFailed(error)) return false;
+        return rethrown(error);
+      }
+    },
   };
+}
+
+function versionKey(key: string): AttributeValue {
+  checkedKey(key);
+  return s(DYNAMODB_VERSION_PREFIX + key);
 }
 
 /** DynamoDB refuses placeholders the expressions do not use: pass only those that appear. */

@@ -1,4 +1,10 @@
 // The store
-export { dynamoDbStore, DYNAMODB_ATTRIBUTES, type DynamoDbStoreOptions, type DynamoDbClientLike } from './dynamodb-store';
+export {
+  dynamoDbStore,
+  DYNAMODB_ATTRIBUTES,
+  DYNAMODB_VERSION_PREFIX,
+  type DynamoDbStoreOptions,
+  type DynamoDbClientLike,
+} from './dynamodb-store';
 // Its table
 export { createDynamoDbTable, type CreateDynamoDbTableOptions } from './create-table';
