@@ -6,4 +6,3 @@ CREATE TABLE IF NOT EXISTS "hookline_idempotency" (
   expires_at INTEGER NOT NULL,
   purge_at   INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS "hookline_idempotency_purge_at" ON "hookline_idempotency" (purge_at);

@@ -193,6 +193,28 @@ for (const driver of drivers) {
   });
 }
 
+describe('prune', () => {
+  it('walks the whole table in chunks, deleting only what nothing needs', () => {
+    const db = drivers[0]!.open(file('prune-chunks'));
+    try {
+      const store = sqliteStore({ database: db, pruneEveryMs: 0 });
+      const now = Date.now();
+      const insert = db.prepare(`INSERT INTO hookline_idempotency VALUES (?, 'c', NULL, 1, ?, ?)`);
+      db.exec('BEGIN');
+      for (let i = 0; i < 12_000; i++) {
+        const at = i % 2 === 0 ? now - 1_000 : now + 60_000; // half of them past their purge time
+        insert.run(`hookline:wdl_${String(i).padStart(6, '0')}`, at, at);
+      }
+      db.exec('COMMIT');
+      expect(store.prune()).toBe(6_000);
+      expect(db.prepare('SELECT count(*) AS n FROM hookline_idempotency').get()).toEqual({ n: 6_000 });
+      expect(store.prune()).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('files', () => {
   it('grows by a bounded number of bytes per completed record', () => {
     const driver = drivers[0]!;

@@ -54,7 +54,7 @@ export interface SqliteStoreOptions {
 export interface SqliteStore extends IdempotencyStore {
   /** The quoted table name used in every statement. */
   readonly table: string;
-  /** Deletes the rows nothing needs any more (see `keepMs`), in chunks; returns how many. */
+  /** Deletes the rows nothing needs any more (see `keepMs`), walking the table in chunks; returns how many. */
   prune(): number;
   /** Stops the prune timer, and closes the database if the store opened it (`filename`). */
   close(): void;
@@ -142,10 +142,10 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     sql = {
       claim: db.prepare(text.claim),
       read: db.prepare(text.read),
-      completeKeep: db.prepare(text.completeKeep),
       complete: db.prepare(text.complete),
       release: db.prepare(text.release),
       extend: db.prepare(text.extend),
+      chunkEnd: db.prepare(text.chunkEnd),
       prune: db.prepare(text.prune),
     };
   } catch (error) {
@@ -184,11 +184,15 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 
   function prune(): number {
+    const now = Date.now();
     let deleted = 0;
-    for (;;) {
-      const n = Number(sql.prune.run(Date.now(), PRUNE_CHUNK).changes);
-      deleted += n;
-      if (n < PRUNE_CHUNK) return deleted;
+    // The primary key, a chunk at a time: each chunk is one read, then one short write.
+    for (let from = ''; ; ) {
+      const last = (sql.chunkEnd.get(from, PRUNE_CHUNK) as { last: string | null } | null | undefined)?.last;
+      if (last == null) return deleted;
+      deleted += Number(sql.prune.run(from, last, now).changes);
+      if (last === from) return deleted;
+      from = last;
     }
   }
 
@@ -217,7 +221,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       guard(() => {
         checkKey(key);
         const end = Date.now() + ms('retentionMs', retentionMs);
-        return changed(sql.completeKeep, end, key, token, end) || changed(sql.complete, end, end, key, token);
+        return changed(sql.complete, end, end, key, token);
       }),
     release: (key, token) =>
       guard(() => {

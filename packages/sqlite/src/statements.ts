@@ -6,9 +6,7 @@
 export function statements(table: string) {
   // A row is free to claim once its lease or retention ended (a released row's `expires_at` is the
   // release time); `purge_at` is never before `expires_at`. Its attempt count starts over when it is
-  // a completion whose retention ended, or a row old enough to have been pruned. A completion keeps
-  // the claim's `purge_at` when that is later than its retention's end (by at most the lease, with
-  // the defaults): `prune()` deletes it then.
+  // a completion whose retention ended, or a row old enough to have been pruned.
   return {
     /** key, token, lease end, purge time, now, now → `{ attempt }` when acquired, no row otherwise. */
     claim: `INSERT INTO ${table} (key, state, token, attempt, expires_at, purge_at) VALUES (?, 'l', ?, 1, ?, ?)
@@ -23,18 +21,18 @@ RETURNING attempt`,
     /** key → `{ state, expires_at }`: why a claim got no row. */
     read: `SELECT state, expires_at FROM ${table} WHERE key = ?`,
     /**
-     * retention end, key, token, retention end → 1 change when the token still held the lease and
-     * the row is kept at least that long already (the common case: the claim's `purge_at` is its
-     * lease plus `keepMs`). Leaving `purge_at` alone leaves its index alone: one page written, not two.
+     * retention end, retention end, key, token → 1 change when the token still held the lease. The
+     * claim's `purge_at` stays when it is later than the retention's end (by at most the lease, with
+     * the defaults): `prune()` deletes the row then.
      */
-    completeKeep: `UPDATE ${table} SET state = 'c', token = NULL, expires_at = ? WHERE key = ? AND state = 'l' AND token = ? AND purge_at >= ?`,
-    /** retention end, retention end, key, token: the same when the retention outlasts `purge_at`. */
-    complete: `UPDATE ${table} SET state = 'c', token = NULL, expires_at = ?, purge_at = ? WHERE key = ? AND state = 'l' AND token = ?`,
+    complete: `UPDATE ${table} SET state = 'c', token = NULL, expires_at = ?, purge_at = max(purge_at, ?) WHERE key = ? AND state = 'l' AND token = ?`,
     /** now, purge time, key, token. */
     release: `UPDATE ${table} SET state = 'r', token = NULL, expires_at = ?, purge_at = ? WHERE key = ? AND state = 'l' AND token = ?`,
     /** lease end, purge time, key, token. */
     extend: `UPDATE ${table} SET expires_at = ?, purge_at = max(purge_at, ?) WHERE key = ? AND state = 'l' AND token = ?`,
-    /** now, chunk size: one chunk of the rows nothing needs any more, so writers wait at most one chunk. */
-    prune: `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE purge_at <= ? LIMIT ?)`,
+    /** from key, chunk size → `{ last }`: the last key of the next chunk of the primary key (a read). */
+    chunkEnd: `SELECT max(key) AS last FROM (SELECT key FROM ${table} WHERE key >= ? ORDER BY key LIMIT ?)`,
+    /** from key, to key, now: deletes the chunk's rows nothing needs any more (one short write). */
+    prune: `DELETE FROM ${table} WHERE key >= ? AND key <= ? AND purge_at <= ?`,
   };
 }

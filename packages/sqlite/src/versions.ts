@@ -1,0 +1,84 @@
+// Version records for ordering guards (`receiver.on(…, { order })`), in a table of their own beside the
+// store's (`<table>_versions`), created the first time a guard uses it: one row per resource and
+// guarded handler, its highest version processed (a REAL: the JavaScript number, compared exactly),
+// kept until `expires_at` (milliseconds since the epoch, the process clock, as the store's other times).
+import type { SqliteDatabaseLike, SqliteStatementLike, SqliteValue } from './database';
+import { quoteIdentifier } from './schema';
+
+const PRUNE_CHUNK = 5_000;
+
+/** The DDL of the version table beside `table` (an unquoted name). */
+export function versionsSchemaSql(table: string): string {
+  const quoted = quoteIdentifier(`${table}_versions`);
+  const index = quoteIdentifier(`${table}_versions_expires_at`);
+  return `CREATE TABLE IF NOT EXISTS ${quoted} (
+  key        TEXT    NOT NULL PRIMARY KEY,
+  version    REAL    NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ${index} ON ${quoted} (expires_at);
+`;
+}
+
+/**
+ * `readVersion`, `advanceVersion` and the version table's share of `prune()`. The advance is one
+ * upsert whose update applies only when the recorded version is lower or expired: SQLite runs one
+ * writer at a time, so the compare and the set are one step, across processes too.
+ */
+export function versionRecords(
+  db: SqliteDatabaseLike,
+  table: string,
+  guard: <T>(run: () => T) => T | Promise<never>,
+  checkKey: (key: string) => void,
+) {
+  const quoted = quoteIdentifier(`${table}_versions`);
+  let sql: Record<'read' | 'advance' | 'prune', SqliteStatementLike> | undefined;
+  const statements = () => {
+    if (sql === undefined) {
+      db.exec(versionsSchemaSql(table));
+      sql = {
+        read: db.prepare(`SELECT version FROM ${quoted} WHERE key = ? AND expires_at > ?`),
+        advance: db.prepare(`INSERT INTO ${quoted} (key, version, expires_at) VALUES (?, ?, ?)
+ON CONFLICT (key) DO UPDATE SET version = excluded.version, expires_at = excluded.expires_at
+WHERE version < excluded.version OR expires_at <= ?`),
+        prune: db.prepare(`DELETE FROM ${quoted} WHERE key IN (SELECT key FROM ${quoted} WHERE expires_at <= ? LIMIT ?)`),
+      };
+    }
+    return sql;
+  };
+  const exists = (): boolean =>
+    sql !== undefined || db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(`${table}_versions`) != null;
+
+  return {
+    readVersion: (key: string) =>
+      guard(() => {
+        checkKey(key);
+        const row = statements().read.get(key, Date.now()) as { version: number } | null | undefined;
+        return row == null ? undefined : Number(row.version);
+      }),
+    advanceVersion: (key: string, version: number, retentionMs: number) =>
+      guard(() => {
+        checkKey(key);
+        if (typeof version !== 'number' || !Number.isFinite(version)) {
+          throw new RangeError(`sqliteStore: a version must be a finite number, got ${String(version)}`);
+        }
+        if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
+          throw new RangeError(`sqliteStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
+        }
+        const now = Date.now();
+        const values: SqliteValue[] = [key, version, Math.ceil(now + retentionMs), now];
+        return Number(statements().advance.run(...values).changes) === 1;
+      }),
+    /** Deletes the expired version rows; 0 when no guard ever made the table. */
+    prune(): number {
+      if (!exists()) return 0;
+      // In chunks, as the store's own prune: writers wait at most one chunk.
+      let deleted = 0;
+      for (;;) {
+        const n = Number(statements().prune.run(Date.now(), PRUNE_CHUNK).changes);
+        deleted += n;
+        if (n < PRUNE_CHUNK) return deleted;
+      }
+    },
+  };
+}
