@@ -172,7 +172,11 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
           const boss = await ready();
           const wrapper = db === undefined ? {} : { db: { executeSql: (text: string, values: unknown[]) => db.query(text, values) } };
           // pg-boss inserts with ON CONFLICT DO NOTHING and answers null when the id was taken.
-          const id = await boss.send(name, job as unknown as object, { ...jobOptions, id: jobIdFor((job.scope ?? '') + job.delivery.deliveryId), ...wrapper });
+          const id = await boss.send(name, job as unknown as object, {
+            ...jobOptions,
+            id: jobIdFor((job.scope ?? '') + job.delivery.deliveryId),
+            ...wrapper,
+          });
           return { duplicate: id === null };
         })(),
         timeoutMs,
