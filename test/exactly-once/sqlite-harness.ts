@@ -1,82 +1,14 @@
 // What the exactly-once tests of the SQLite store and of Redis Cluster add to harness.ts: a receiver
 // process from a script of their own (harness.ts starts receiver-process.ts, which knows the Redis and
 // Postgres stores only), and the process side those scripts share.
-import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { createNodeHandler, createReceiver, type IdempotencyStore } from '@hookline/core';
 import pg from 'pg';
-import type { ReceiverProcess } from './harness';
-
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..', '..');
+import { type ReceiverProcess, startReceiver } from './harness';
 
 /** Starts `node --import tsx --conditions=@hookline/source <script>` and waits until it listens. */
-export async function startReceiverScript(script: string, env: Record<string, string>): Promise<ReceiverProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@hookline/source', join(here, script)], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: Record<string, unknown>[] = [];
-  const waiters = new Set<{ predicate: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }>();
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4_000);
-  });
-  createInterface({ input: child.stdout! }).on('line', (text) => {
-    let line: Record<string, unknown>;
-    try {
-      line = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return;
-    }
-    lines.push(line);
-    for (const waiter of waiters) {
-      if (waiter.predicate(line)) {
-        waiters.delete(waiter);
-        waiter.resolve(line);
-      }
-    }
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const waitForLine: ReceiverProcess['waitForLine'] = (predicate, timeoutMs = 20_000) => {
-    const seen = lines.find(predicate);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        waiters.delete(waiter);
-        reject(new Error(`${script}: no matching line within ${timeoutMs} ms; stderr: ${stderr}`));
-      }, timeoutMs);
-      const waiter = {
-        predicate,
-        resolve: (line: Record<string, unknown>) => {
-          clearTimeout(timer);
-          resolve(line);
-        },
-      };
-      waiters.add(waiter);
-      void exited.then(() => {
-        if (waiters.delete(waiter)) {
-          clearTimeout(timer);
-          reject(new Error(`${script} exited (${child.exitCode ?? child.signalCode}); stderr: ${stderr}`));
-        }
-      });
-    });
-  };
-  const { listening } = await waitForLine((line) => typeof line.listening === 'number', 30_000);
-  return {
-    port: listening as number,
-    child,
-    lines,
-    waitForLine,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
+export function startReceiverScript(script: string, env: Record<string, string>): Promise<ReceiverProcess> {
+  return startReceiver(env, script);
 }
 
 /** Reads a required environment variable of a receiver script. */
