@@ -230,6 +230,45 @@ describe('error reports', () => {
   });
 });
 
+describe('error reports without a delivery', () => {
+  it('go to the logger with no event or deliveryId, and a synchronous onError listener writes nothing to the console', async () => {
+    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const lines: [object, string | undefined][] = [];
+    const receiver = createReceiver({
+      secret: SECRET,
+      logger: { info: () => {}, warn: () => {}, error: (fields, message) => lines.push([fields, message]) },
+    });
+    const phases: string[] = [];
+    receiver.onError((_error, info) => {
+      phases.push(info.phase);
+    });
+    receiver.hook('received', () => {
+      throw new Error('hook threw');
+    });
+    receiver.on('message.delivered', () => {});
+    expect((await receiver.handle(delivery().input)).status).toBe(200);
+    expect(lines).toEqual([
+      [{ err: expect.any(Error), phase: 'hook', event: undefined, deliveryId: undefined }, 'hookline: hook error: hook threw'],
+    ]);
+    expect(phases).toEqual(['hook']);
+    expect(consoleError).not.toHaveBeenCalled();
+  });
+
+  it('are not made for deliveries every hook list is empty for', async () => {
+    const receiver = createReceiver({ secret: SECRET });
+    const reports: unknown[] = [];
+    receiver.onError((error) => reports.push(error));
+    receiver.on('message.delivered', () => {});
+    await receiver.handle(delivery().input);
+    await receiver.handle(delivery({ event: 'line.ban_detected' }).input);
+    await receiver.handle(signed(envelope(), { secret: 'whsec_other' }));
+    const input = delivery().input;
+    await receiver.handle(input);
+    await receiver.handle(input);
+    expect(reports).toEqual([]);
+  });
+});
+
 describe('error messages say what happened and what to do', () => {
   it('for a handler past maxRunMs, a deadline, a store down and a store that times out', async () => {
     const messages: string[] = [];
