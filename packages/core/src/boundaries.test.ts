@@ -104,6 +104,85 @@ describe('the deadline', () => {
   });
 });
 
+describe('heartbeats and maxRunMs, on a fake clock', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A memory store that records when each lease renewal came, on the fake clock. */
+  function renewalsStore() {
+    const inner = memoryStore();
+    const renewals: number[] = [];
+    const started = Date.now();
+    const store = {
+      claim: inner.claim,
+      complete: inner.complete,
+      release: inner.release,
+      extend: (key: string, token: string, leaseMs: number) => {
+        renewals.push(Date.now() - started);
+        return inner.extend(key, token, leaseMs);
+      },
+    };
+    return { store, renewals };
+  }
+
+  it('renews the lease every leaseMs / 3 while the handler runs, and not after it finished', async () => {
+    vi.useFakeTimers();
+    const { store, renewals } = renewalsStore();
+    const receiver = createReceiver({ secret: SECRET, store, leaseMs: 3_000 });
+    let finish!: () => void;
+    receiver.on('message.delivered', () => new Promise<void>((resolve) => (finish = resolve)));
+    let answer: { status: number } | undefined;
+    void receiver.handle(signed(envelope())).then((value) => {
+      answer = value;
+    });
+    await vi.advanceTimersByTimeAsync(9_500);
+    expect(renewals).toEqual([1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000]);
+    finish();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(answer?.status).toBe(200);
+    expect(renewals).toHaveLength(9);
+  });
+
+  it('renews past the deadline, until maxRunMs exactly, then stops and reports the overrun once', async () => {
+    vi.useFakeTimers();
+    const { store, renewals } = renewalsStore();
+    const receiver = createReceiver({ secret: SECRET, store, leaseMs: 3_000, deadlineMs: 2_500, maxRunMs: 6_000 });
+    const reports: [string, string][] = [];
+    receiver.onError((error, info) => {
+      reports.push([(error as Error).message, info.phase]);
+    });
+    const failed: boolean[] = [];
+    receiver.hook('failed', ({ permanent }) => {
+      failed.push(permanent);
+    });
+    receiver.on('message.delivered', () => new Promise<void>(() => {}));
+    let answer: { status: number } | undefined;
+    const body = envelope();
+    void receiver.handle(signed(body)).then((value) => {
+      answer = value;
+    });
+    await vi.advanceTimersByTimeAsync(2_499);
+    expect(answer).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(answer?.status).toBe(503);
+    await vi.advanceTimersByTimeAsync(3_499);
+    expect(renewals).toEqual([1_000, 2_000, 3_000, 4_000, 5_000]);
+    expect(reports).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(reports).toEqual([
+      [
+        `hookline: the handlers of ${body.deliveryId} ran past maxRunMs (6000 ms); its lease is no longer renewed, so the next attempt may run it again`,
+        'handler',
+      ],
+    ]);
+    expect(failed).toEqual([false]);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(renewals).toHaveLength(5);
+    expect(reports).toHaveLength(1);
+  });
+});
+
 describe('the memory store at the instant a lease expires', () => {
   function clockStore(options: { maxEntries?: number } = {}) {
     const clock = { now: 5_000_000 };

@@ -291,6 +291,35 @@ describe('answer-fast mode', () => {
     expect(atStart[1]).toMatchObject({ mode: 'work', traceparent, event: 'message.delivered', attempt: 1 });
   });
 
+  it("keeps the worker's records under <namespace>work: (and the tenant's scope), apart from the receipts'", async () => {
+    const queue = memoryQueue();
+    const inner = memoryStore();
+    const claimed: string[] = [];
+    const store = {
+      ...inner,
+      claim: (key: string, token: string, leaseMs: number) => {
+        claimed.push(key);
+        return inner.claim(key, token, leaseMs);
+      },
+      complete: inner.complete,
+      release: inner.release,
+      extend: inner.extend,
+    };
+    const receiver = createReceiver({ secret: () => ({ tenant: 'acme', secret: SECRET }), queue, store, namespace: 'app:' });
+    receiver.on('*', () => {});
+    const body = envelope();
+    expect((await receiver.handle(signed(body))).status).toBe(202);
+    receiver.work();
+    await queue.runAll();
+    expect(claimed).toEqual([`app:acme:${body.deliveryId}`, `app:work:acme:${body.deliveryId}`]);
+
+    const failing = createReceiver({ secret: SECRET, queue: memoryQueue({ failEnqueue: true }) }).onError(() => {});
+    failing.on('*', () => {});
+    expect(json(await failing.handle(signed(envelope()))).error?.message).toBe(
+      'The queue (memory) did not take the delivery; it was not processed and the service will retry.',
+    );
+  });
+
   it('refuses work() without a queue, and a queue or logger of the wrong shape, naming the fix', () => {
     expect(() => createReceiver({ secret: SECRET }).work()).toThrow(/needs a queue/);
     expect(() => createReceiver({ secret: SECRET, queue: {} as never })).toThrow(/bullmqQueue/);
