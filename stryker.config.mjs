@@ -32,7 +32,7 @@ const targets = {
   },
   memory: {
     mutate: ['packages/core/src/memory-store.ts'],
-    testFiles: ['test/stores/memory*.test.ts', 'packages/core/src/memory-store*.test.ts'],
+    testFiles: ['test/stores/memory*.test.ts', 'packages/core/src/memory-store*.test.ts', 'packages/core/src/boundaries.test.ts'],
   },
   redis: {
     mutate: ['packages/redis/src/**/*.ts', '!packages/redis/src/**/*.test.ts', '!packages/redis/src/index.ts'],

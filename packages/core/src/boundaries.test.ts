@@ -328,3 +328,45 @@ describe('parseTimestamp, character by character', () => {
     }
   });
 });
+
+describe('parseTimestamp and parseEnvelope, beyond the service form', () => {
+  it('refuses the service form with anything after it', () => {
+    expect(parseTimestamp('2026-11-22T07:58:15.267Zx')).toBeNaN();
+    expect(parseTimestamp('2026-11-22T07:58:15.267Z ')).toBeNaN();
+  });
+
+  it('refuses a body that is a JSON number, string or null as not an object', async () => {
+    const receiver = createReceiver({ secret: SECRET });
+    for (const body of ['5', '"text"', 'null', 'true']) {
+      expect(json(await receiver.handle(signed(body))).error?.details, body).toEqual({ field: 'body', issue: 'not_an_object' });
+    }
+  });
+});
+
+describe('the memory store, at the edges of its options', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('works with a single entry', () => {
+    const store = memoryStore({ maxEntries: 1 });
+    expect(store.claim('a', 't', 1_000)).toEqual({ state: 'acquired', attempt: 1 });
+    expect(() => memoryStore({ maxEntries: 1.5 })).toThrow('memoryStore: maxEntries must be a positive integer, got 1.5');
+  });
+
+  it('answers false for a key it never held, without throwing', () => {
+    const store = memoryStore();
+    expect(store.complete('never', 't', 1_000)).toBe(false);
+    expect(store.release('never', 't')).toBe(false);
+    expect(store.extend('never', 't', 1_000)).toBe(false);
+  });
+
+  it('drops a released record at exactly releasedTtlMs', () => {
+    vi.useFakeTimers();
+    const store = memoryStore({ releasedTtlMs: 60_000 });
+    store.claim('k', 'a', 1_000);
+    store.release('k', 'a');
+    vi.advanceTimersByTime(60_000); // the sweep runs at this very instant
+    expect(store.claim('k', 'b', 1_000)).toEqual({ state: 'acquired', attempt: 1 });
+  });
+});

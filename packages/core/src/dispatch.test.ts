@@ -91,6 +91,7 @@ describe('handlers that return promises', () => {
       return { then: (resolve: () => void) => resolve() }; // a thenable counts as a promise
     });
     receiver.on('message.read', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
       log.push('last');
     });
     expect((await receiver.handle(signed(envelope({ event: 'message.read', data: {} })))).status).toBe(200);
@@ -121,5 +122,44 @@ describe('handlers that return promises', () => {
     });
     expect((await receiver.handle(signed(envelope({ event: 'message.read', data: {} })))).status).toBe(200);
     expect(ran).toEqual(['third']);
+  });
+});
+
+describe('registration', () => {
+  it('refuses an empty list and a name that is not a string, saying what a name must be', () => {
+    const receiver = createReceiver({ secret: SECRET });
+    expect(() => receiver.on([] as never, () => {})).toThrow(
+      'receiver.on(name, handler): name must be an event name, a list of them, "group.*" or "*".',
+    );
+    expect(() => receiver.on([42] as never, () => {})).toThrow('receiver.on(name, handler): an event name must be a non-empty string.');
+  });
+
+  it("applies a named handler's options when a plain handler matches the same event", async () => {
+    const receiver = createReceiver({ secret: SECRET });
+    receiver.onError(() => {});
+    const ran: string[] = [];
+    receiver.on('message.delivered', () => {
+      ran.push('plain');
+    });
+    const schema = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (value: unknown) =>
+          typeof (value as { messageId?: unknown }).messageId === 'number'
+            ? { value }
+            : { issues: [{ message: 'messageId must be a number', path: ['messageId'] }] },
+      },
+    };
+    receiver.on(
+      'message.delivered',
+      () => {
+        ran.push('checked');
+      },
+      { name: 'checked', schema },
+    );
+    const answer = await receiver.handle(signed(envelope()));
+    expect(answer.status).toBe(500);
+    expect(ran).toEqual(['plain']);
   });
 });

@@ -102,4 +102,48 @@ describe('the receiver without node:crypto (Web Crypto)', () => {
     expect(await edge.verify.verifySignature(body, withEmptyKey, ['', ''])).toBe(false);
     expect(await edge.verify.verifySignature(body, hmacHex(body), ['', SECRET])).toBe(true);
   });
+
+  it('verifies a string body as its UTF-8 bytes, and picks the first of two matching secrets', async () => {
+    const text = JSON.stringify(envelope({ data: { text: 'héllo 👋' } }));
+    expect(await edge.verify.verifySignature(text, hmacHex(Buffer.from(text)), SECRET)).toBe(true);
+    expect(await edge.verify.matchSignature(Buffer.from(text), hmacHex(text), [SECRET, SECRET])).toBe(0);
+  });
+
+  it('keys a delivery by namespace and deliveryId alone when the secrets are static', async () => {
+    const keys: string[] = [];
+    const store = {
+      claim: (key: string) => {
+        keys.push(key);
+        return { state: 'acquired', attempt: 1 } as const;
+      },
+      complete: () => true,
+      release: () => true,
+      extend: () => true,
+    };
+    const receiver = edge.receiver.createReceiver({ secret: SECRET, store });
+    receiver.on('*', () => {});
+    const body = envelope();
+    expect((await receiver.handle(signed(body))).status).toBe(200);
+    expect(keys).toEqual([`hookline:${body.deliveryId}`]);
+  });
+});
+
+describe('a runtime whose getBuiltinModule throws', () => {
+  it('falls back to Web Crypto', async () => {
+    const proc = process as ProcessWithBuiltins;
+    const original = proc.getBuiltinModule;
+    vi.resetModules();
+    proc.getBuiltinModule = () => {
+      throw new Error('not available here');
+    };
+    let verify: VerifyModule;
+    try {
+      verify = await import('./verify');
+    } finally {
+      proc.getBuiltinModule = original;
+      vi.resetModules();
+    }
+    expect(verify.hasNodeCrypto).toBe(false);
+    expect(await verify.verifySignature('{}', hmacHex('{}'), SECRET)).toBe(true);
+  });
 });
