@@ -34,6 +34,14 @@ describe('the sweep (every minute)', () => {
     expect(store.claim('long', 'u', 1_000)).toEqual({ state: 'acquired', attempt: 1 });
   });
 
+  it('drops a completion at the sweep that falls on the very second its retention ends', () => {
+    const store = memoryStore();
+    store.claim('k', 't', 1_000);
+    store.complete('k', 't', MINUTE);
+    vi.advanceTimersByTime(MINUTE);
+    expect(store.size).toBe(0);
+  });
+
   it('never drops a lease, even a lapsed one: its owner may still complete it', () => {
     const store = memoryStore();
     store.claim('lapsed', 'a', 1_000);
