@@ -370,3 +370,131 @@ describe('parseEnvelope: deliveryId characters at the edges of each refused rang
     expect(await messageOf(envelope({ data: [] }))).toBe('data must be a JSON object.');
   });
 });
+
+describe('failed and slow store operations on hookline:store', () => {
+  function listen() {
+    const messages: StoreOperationMessage[] = [];
+    const listener = (message: unknown) => messages.push(message as StoreOperationMessage);
+    diagnostics.subscribe(STORE_CHANNEL, listener);
+    return { messages, stop: () => diagnostics.unsubscribe(STORE_CHANNEL, listener) };
+  }
+
+  it('carry the error of a claim that rejected, timed out, or an extend that threw', async () => {
+    const { messages, stop } = listen();
+    try {
+      const refused = new Error('ECONNREFUSED');
+      const rejecting = createReceiver({ secret: SECRET, store: { ...memoryStore(), claim: () => Promise.reject(refused) } });
+      rejecting.onError(() => {});
+      rejecting.on('*', () => {});
+      await rejecting.handle(signed(envelope()));
+      const hanging = createReceiver({
+        secret: SECRET,
+        storeTimeoutMs: 20,
+        store: { ...memoryStore(), claim: () => new Promise(() => {}) },
+      });
+      hanging.onError(() => {});
+      hanging.on('*', () => {});
+      await hanging.handle(signed(envelope()));
+      const inner = memoryStore();
+      const broken = new Error('extend broke');
+      const throwing = createReceiver({
+        secret: SECRET,
+        leaseMs: 60,
+        store: {
+          claim: (key, token, leaseMs) => inner.claim(key, token, leaseMs),
+          complete: (key, token, retentionMs) => inner.complete(key, token, retentionMs),
+          release: (key, token) => inner.release(key, token),
+          extend: () => {
+            throw broken;
+          },
+        },
+      });
+      throwing.onError(() => {});
+      throwing.on('*', () => tick(60));
+      await throwing.handle(signed(envelope()));
+      const failures = messages.filter((message) => message.error !== undefined);
+      const seen = failures.map((message) => [message.operation, (message.error as Error).name, (message.error as Error).message]);
+      // The heartbeat beats every 20 ms: one failed extend or more, each reported.
+      expect(seen.slice(0, 3)).toEqual([
+        ['claim', 'Error', 'ECONNREFUSED'],
+        ['claim', 'StoreTimeoutError', "hookline: the store's claim did not answer within 20 ms (storeTimeoutMs)"],
+        ['extend', 'Error', 'extend broke'],
+      ]);
+      expect(new Set(seen.slice(2).map((entry) => entry.join(' ')))).toEqual(new Set(['extend Error extend broke']));
+    } finally {
+      stop();
+    }
+  });
+
+  it('time each operation within the time the delivery took', async () => {
+    const { messages, stop } = listen();
+    try {
+      const inner = memoryStore();
+      const store: IdempotencyStore = {
+        claim: (key, token, leaseMs) => tick(5).then(() => inner.claim(key, token, leaseMs)),
+        complete: (key, token, retentionMs) => tick(5).then(() => inner.complete(key, token, retentionMs)),
+        release: (key, token) => inner.release(key, token),
+        extend: (key, token, leaseMs) => inner.extend(key, token, leaseMs),
+      };
+      const receiver = createReceiver({ secret: SECRET, store });
+      receiver.on('*', () => {});
+      const startedAt = performance.now();
+      await receiver.handle(signed(envelope()));
+      const elapsed = performance.now() - startedAt;
+      expect(messages.map((message) => message.operation)).toEqual(['claim', 'complete']);
+      for (const message of messages) {
+        expect(message.durationMs).toBeGreaterThan(0);
+        expect(message.durationMs).toBeLessThanOrEqual(elapsed);
+      }
+    } finally {
+      stop();
+    }
+  });
+});
+
+describe('refusals as the logger and the rejected hook see them', () => {
+  it('name the event and deliveryId of a 409, and leave errors that are not refusals to onError', async () => {
+    const warnings: object[] = [];
+    const rejected: unknown[] = [];
+    const receiver = createReceiver({
+      secret: SECRET,
+      logger: { info: () => {}, warn: (fields) => warnings.push(fields), error: () => {} },
+      hooks: { rejected: (info) => rejected.push(info) },
+    });
+    let finish!: () => void;
+    receiver.on('*', () => new Promise<void>((resolve) => (finish = resolve)));
+    const body = envelope();
+    const first = receiver.handle(signed(body));
+    await tick(5);
+    await receiver.handle(signed(body));
+    finish();
+    await first;
+    expect(warnings).toEqual([
+      {
+        status: 409,
+        code: 'CONFLICT',
+        details: { reason: 'in_progress', retryAfterSeconds: 30 },
+        event: body.event,
+        deliveryId: body.deliveryId,
+      },
+    ]);
+    expect(rejected).toHaveLength(1);
+    receiver.answerError(new Error('a bug of ours'));
+    expect(rejected).toHaveLength(1);
+    expect(warnings).toHaveLength(1);
+  });
+});
+
+describe('createReceiver hooks option', () => {
+  it('skips hooks given as undefined, and hook() lists the known names for an unknown one', async () => {
+    const receiver = createReceiver({ secret: SECRET, hooks: { received: undefined, handled: undefined } });
+    const reports: unknown[] = [];
+    receiver.onError((error) => reports.push(error));
+    receiver.on('*', () => {});
+    expect((await receiver.handle(signed(envelope()))).status).toBe(200);
+    expect(reports).toEqual([]);
+    expect(() => (receiver.hook as (name: string, listener: () => void) => unknown)('arrived', () => {})).toThrow(
+      'receiver.hook("arrived"): unknown hook; use one of received, duplicate, handled, failed, stale, unhandled, rejected.',
+    );
+  });
+});
