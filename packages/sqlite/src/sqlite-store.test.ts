@@ -83,7 +83,7 @@ for (const driver of drivers) {
           },
         };
       },
-      { rounds: 5 },
+      { rounds: 5, versions: true },
     );
 
     it('puts the file in WAL mode, synchronous NORMAL unless asked for FULL, with the busy timeout asked for', () => {

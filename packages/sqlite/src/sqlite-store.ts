@@ -3,6 +3,7 @@ import { StoreDataError } from '@hookline/core/adapter';
 import { openNodeSqlite, type SqliteDatabaseLike, type SqliteStatementLike, type SqliteValue } from './database';
 import { DEFAULT_TABLE, quoteIdentifier, schemaSql } from './schema';
 import { statements } from './statements';
+import { versionRecords } from './versions';
 
 /** Options of `sqliteStore()`: a `filename` for node:sqlite, or a `database` you opened. */
 export interface SqliteStoreOptions {
@@ -183,15 +184,18 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     }
   }
 
+  // Ordering guards' version records, in `<table>_versions` (versions.ts).
+  const versions = versionRecords(db, options.table ?? DEFAULT_TABLE, guard, checkKey);
+
   function prune(): number {
     const now = Date.now();
     let deleted = 0;
     // The primary key, a chunk at a time: each chunk is one read, then one short write.
     for (let from = ''; ; ) {
       const last = (sql.chunkEnd.get(from, PRUNE_CHUNK) as { last: string | null } | null | undefined)?.last;
-      if (last == null) return deleted;
+      if (last == null) return deleted + versions.prune();
       deleted += Number(sql.prune.run(from, last, now).changes);
-      if (last === from) return deleted;
+      if (last === from) return deleted + versions.prune();
       from = last;
     }
   }
@@ -235,6 +239,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
         const end = Date.now() + ms('leaseMs', leaseMs);
         return changed(sql.extend, end, end + keep, key, token);
       }),
+    readVersion: versions.readVersion,
+    advanceVersion: versions.advanceVersion,
     prune,
     close() {
       if (timer !== undefined) clearInterval(timer);

@@ -7,16 +7,17 @@ import { quoteIdentifier } from './schema';
 
 const PRUNE_CHUNK = 5_000;
 
-/** The DDL of the version table beside `table` (an unquoted name). */
+/**
+ * The DDL of the version table beside `table` (an unquoted name). No index beyond the primary key, as
+ * the store's own table: an advance writes one page, and `prune()` walks the keys in chunks.
+ */
 export function versionsSchemaSql(table: string): string {
   const quoted = quoteIdentifier(`${table}_versions`);
-  const index = quoteIdentifier(`${table}_versions_expires_at`);
   return `CREATE TABLE IF NOT EXISTS ${quoted} (
   key        TEXT    NOT NULL PRIMARY KEY,
   version    REAL    NOT NULL,
   expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS ${index} ON ${quoted} (expires_at);
 `;
 }
 
@@ -32,7 +33,7 @@ export function versionRecords(
   checkKey: (key: string) => void,
 ) {
   const quoted = quoteIdentifier(`${table}_versions`);
-  let sql: Record<'read' | 'advance' | 'prune', SqliteStatementLike> | undefined;
+  let sql: Record<'read' | 'advance' | 'chunkEnd' | 'prune', SqliteStatementLike> | undefined;
   const statements = () => {
     if (sql === undefined) {
       db.exec(versionsSchemaSql(table));
@@ -41,7 +42,8 @@ export function versionRecords(
         advance: db.prepare(`INSERT INTO ${quoted} (key, version, expires_at) VALUES (?, ?, ?)
 ON CONFLICT (key) DO UPDATE SET version = excluded.version, expires_at = excluded.expires_at
 WHERE version < excluded.version OR expires_at <= ?`),
-        prune: db.prepare(`DELETE FROM ${quoted} WHERE key IN (SELECT key FROM ${quoted} WHERE expires_at <= ? LIMIT ?)`),
+        chunkEnd: db.prepare(`SELECT max(key) AS last FROM (SELECT key FROM ${quoted} WHERE key >= ? ORDER BY key LIMIT ?)`),
+        prune: db.prepare(`DELETE FROM ${quoted} WHERE key >= ? AND key <= ? AND expires_at <= ?`),
       };
     }
     return sql;
@@ -72,12 +74,16 @@ WHERE version < excluded.version OR expires_at <= ?`),
     /** Deletes the expired version rows; 0 when no guard ever made the table. */
     prune(): number {
       if (!exists()) return 0;
-      // In chunks, as the store's own prune: writers wait at most one chunk.
+      // The primary key a chunk at a time, as the store's own prune: one read, then one short write.
+      const { chunkEnd, prune } = statements();
+      const now = Date.now();
       let deleted = 0;
-      for (;;) {
-        const n = Number(statements().prune.run(Date.now(), PRUNE_CHUNK).changes);
-        deleted += n;
-        if (n < PRUNE_CHUNK) return deleted;
+      for (let from = ''; ; ) {
+        const last = (chunkEnd.get(from, PRUNE_CHUNK) as { last: string | null } | null | undefined)?.last;
+        if (last == null) return deleted;
+        deleted += Number(prune.run(from, last, now).changes);
+        if (last === from) return deleted;
+        from = last;
       }
     },
   };
