@@ -61,7 +61,7 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
   const store = (pool: mysql.Pool, extra: Partial<Parameters<typeof mysqlStore>[0]> = {}): MysqlStore =>
     mysqlStore({ pool, table, ...extra });
   afterAll(async () => {
-    for (const name of created) await admin.query(`DROP TABLE IF EXISTS \`${name}\``);
+    for (const name of created) await admin.query(`DROP TABLE IF EXISTS \`${name}\`, \`${name}_versions\``);
     await admin.end();
   });
 
@@ -91,7 +91,7 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
           },
         };
       },
-      prepared ? { concurrency: 32 } : { rounds: 5 },
+      prepared ? { concurrency: 32, versions: true } : { rounds: 5, versions: true },
     );
   }
 

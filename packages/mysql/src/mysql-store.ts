@@ -5,6 +5,8 @@ import { batchQueue } from './batch-queue';
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { MAX_KEY_BYTES, MAX_TOKEN_BYTES, qualifiedTable, schemaSql, type TableLocation } from './schema';
 import { OUTCOME, PRUNE_CHUNK, statements } from './statements';
+import { lendsConnections, mysqlTransaction } from './transaction';
+import { versionRecords, versionsSchemaSql } from './versions';
 
 /** Options of `mysqlStore()`. */
 export interface MysqlStoreOptions extends TableLocation {
@@ -189,9 +191,28 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
           concurrency,
         });
 
+  // Ordering guards' version records, in `<table>_versions` (versions.ts); transactional handlers
+  // with a Pool (transaction.ts).
+  const versions = versionRecords({ pool, location: options, prepared, timeout, keyBytes: (key) => bytes('key', key, MAX_KEY_BYTES) });
+  const transaction = lendsConnections(pool)
+    ? {
+        transaction: mysqlTransaction(
+          pool,
+          (key, token, retentionMs) => {
+            const retention = ms('retentionMs', retentionMs);
+            return { sql: sql.complete, values: [retention, retention, ...owned(key, token)] };
+          },
+          timeout,
+        ),
+      }
+    : {};
+
   return {
     table,
     claim,
+    readVersion: versions.readVersion,
+    advanceVersion: versions.advanceVersion,
+    ...transaction,
     async complete(key, token, retentionMs) {
       const retention = ms('retentionMs', retentionMs);
       return complete({ key: bytes('key', key, MAX_KEY_BYTES), token: bytes('token', token, MAX_TOKEN_BYTES), retention });
@@ -205,13 +226,14 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     },
     async ensureSchema() {
       await pool.query({ sql: schemaSql(options), timeout: Math.max(timeout, 30_000) });
+      await pool.query({ sql: versionsSchemaSql(options), timeout: Math.max(timeout, 30_000) });
     },
     async prune() {
       let deleted = 0;
       for (;;) {
         const { affectedRows } = await run(sql.prune, []);
         deleted += affectedRows;
-        if (affectedRows < PRUNE_CHUNK) return deleted;
+        if (affectedRows < PRUNE_CHUNK) return deleted + (await versions.prune());
       }
     },
   };
