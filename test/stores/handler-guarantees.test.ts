@@ -2,15 +2,24 @@
 // (`completion: 'handler'`) and ordering guards (`on(…, { name, order })`), with two receivers sharing
 // one store as two processes would. The multi-process versions are in test/exactly-once/.
 import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createReceiver, type IdempotencyStore, memoryStore, type Receiver, type ReceiverInput } from '@hookline/core';
+import { mysqlStore } from '@hookline/mysql';
 import { postgresStore } from '@hookline/postgres';
 import { redisStore } from '@hookline/redis';
+import { type SqliteDatabaseLike, sqliteStore } from '@hookline/sqlite';
+import Database from 'better-sqlite3';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, REDIS_URL, requirePostgres, requireRedis } from '../support/servers';
+import { DATABASE_URL, REDIS_URL, requirePostgres, requireRedis, requireServer } from '../support/servers';
 
+const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 const [redisServer, postgresServer] = [await requireRedis(), await requirePostgres()];
+const mysqlServer = await requireServer('MySQL/MariaDB', MYSQL_URL, { defaultPort: 3306 });
 const run = randomUUID().replaceAll('-', '').slice(0, 12);
 const SECRET = 'whsec_handler_guarantees';
 const quiet = () => {};
@@ -49,6 +58,7 @@ interface Target {
 
 const redisPrefix = `hookline-hg-${run}:`;
 const pgSchema = `hookline_hg_${run}`;
+const mysqlTable = `hookline_hg_${run}`;
 const targets: Target[] = [
   {
     name: 'memory',
@@ -73,6 +83,40 @@ const targets: Target[] = [
       const store = postgresStore({ pool, schema: pgSchema });
       await store.ensureSchema();
       return { store, close: () => pool.end() };
+    },
+  },
+  {
+    name: 'SQLite',
+    reachable: true,
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'hookline-hg-'));
+      const db = new Database(join(dir, 'store.db'));
+      // better-sqlite3's typings declare run()'s parameters more loosely than the structural shape.
+      const store = sqliteStore({ database: db as unknown as SqliteDatabaseLike, pruneEveryMs: 0 });
+      return {
+        store,
+        async close() {
+          store.close();
+          db.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  {
+    name: 'MySQL',
+    reachable: mysqlServer.reachable,
+    async open() {
+      const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 6 });
+      const store = mysqlStore({ pool, table: mysqlTable });
+      await store.ensureSchema();
+      return {
+        store,
+        async close() {
+          await pool.query(`DROP TABLE IF EXISTS \`${mysqlTable}\`, \`${mysqlTable}_versions\``);
+          await pool.end();
+        },
+      };
     },
   },
 ];
