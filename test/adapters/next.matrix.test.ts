@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildNextApp, NEXT_MAJORS, type NextMajor, type NextServer, startNextApp } from './support/next-app';
 import { describeAdapterScenarios } from './support/scenarios';
-import type { Run } from './support/test-receiver';
+import { MATRIX_MAX_BODY, type Run } from './support/test-receiver';
+import { describeTransportScenarios } from './support/transport';
 
 const servers = new Map<NextMajor, NextServer>();
 beforeAll(async () => {
@@ -42,6 +43,29 @@ for (const major of NEXT_MAJORS) {
     misconfiguredUrl: `${server().base}/api/misconfigured`,
     fixHint: 'bodyParser: false',
     runs,
+  }));
+
+  // 405, 408 and, where hookline holds node's connection (Pages Router), the lingering close.
+  const port = () => Number(new URL(server().base).port);
+  describeTransportScenarios(
+    `Next ${major} App Router`,
+    () => ({
+      port: port(),
+      path: '/webhooks',
+      slowPath: '/slow',
+      maxBodyBytes: MATRIX_MAX_BODY,
+      lingers: false, // Next writes the answer and owns the connection
+    }),
+    { lingers: false },
+  );
+  describeTransportScenarios(`Next ${major} Pages Router`, () => ({
+    port: port(),
+    path: '/api/webhooks',
+    slowPath: '/api/slow',
+    maxBodyBytes: MATRIX_MAX_BODY,
+    pid: server().pid,
+    rssBoundMb: 128,
+    lingers: true,
   }));
 }
 

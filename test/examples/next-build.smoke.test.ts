@@ -1,7 +1,7 @@
 // examples/next builds with `next build` while WEBHOOK_SECRET is unset, as in a CI or Docker build
 // that has no runtime secrets. Written to its own distDir, so it never meets a running `next dev`.
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,13 @@ function nextBuild(): Promise<{ code: number | null; output: string }> {
 }
 
 describe('examples/next', () => {
-  afterAll(() => rmSync(join(exampleDir, distDir), { recursive: true, force: true }));
+  // `next build` adds its distDir's type folders to tsconfig.json: the example's file is put back as it was.
+  const tsconfig = join(exampleDir, 'tsconfig.json');
+  const tsconfigText = readFileSync(tsconfig, 'utf8');
+  afterAll(() => {
+    rmSync(join(exampleDir, distDir), { recursive: true, force: true });
+    writeFileSync(tsconfig, tsconfigText);
+  });
 
   it('builds with next build while WEBHOOK_SECRET is unset', async () => {
     const { code, output } = await nextBuild();

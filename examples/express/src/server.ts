@@ -38,7 +38,8 @@ receiver.onError((error, info) => {
 
 const app = express();
 // The webhook route comes before express.json(): it needs the raw bytes the signature covers.
-app.post('/webhooks', webhookHandler(receiver));
+// app.all: POST carries deliveries; any other method gets hookline's 405 (Allow: POST).
+app.all('/webhooks', webhookHandler(receiver));
 app.use(express.json());
 app.get('/health', (_req, res) => void res.json({ ok: true }));
 

@@ -24,7 +24,8 @@ receiver.on('*', (delivery) => {
 receiver.onError((error, info) => console.error(`[${info.phase}]`, error));
 
 const app = new Hono();
-app.post('/webhooks', webhookHandler(receiver));
+// app.all: POST carries deliveries; any other method gets hookline's 405 (Allow: POST).
+app.all('/webhooks', webhookHandler(receiver));
 
 const server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }, () => {
   console.error(`hookline Hono example listening on http://127.0.0.1:${port}/webhooks`);

@@ -29,32 +29,45 @@ export const hasTimeLimit = (timeoutMs: number | undefined): timeoutMs is number
 
 // Body-read deadlines on Node: one clock for every read in the process, as node's own requestTimeout
 // check does, rather than a timer per request (a setTimeout + clearTimeout costs more than the rest of
-// the read of a small body). A read registers its expiry in `deadlines`; an interval, running only
-// while some read is pending, fails the late ones. A read ends at most DEADLINE_TICK_MS after its limit.
+// the read of a small body). A read appends its deadline to `deadlines` (no hashing, no removal: a
+// read that ends just drops its callback); an interval, running only while the list is not empty,
+// fails the late reads and forgets the ended ones. A read ends at most DEADLINE_TICK_MS after its limit.
 const DEADLINE_TICK_MS = 50;
-const deadlines = new Map<() => void, number>();
+
+/** One read's deadline, from `setDeadline`. */
+export interface Deadline {
+  at: number;
+  expire: (() => void) | undefined;
+}
+
+let deadlines: Deadline[] = [];
 let sweeper: ReturnType<typeof setInterval> | undefined;
 /** The sweeper's clock: Date.now() at its last tick (or when it started). */
 let clock = 0;
 
 function sweep(): void {
   clock = Date.now();
-  for (const [expire, at] of deadlines) {
-    if (at > clock) continue;
-    deadlines.delete(expire);
-    expire();
+  const due: (() => void)[] = [];
+  const kept: Deadline[] = [];
+  for (const deadline of deadlines) {
+    const { expire } = deadline;
+    if (expire === undefined) continue;
+    if (deadline.at <= clock) due.push(expire);
+    else kept.push(deadline);
   }
-  if (deadlines.size === 0) {
+  deadlines = kept;
+  if (kept.length === 0) {
     clearInterval(sweeper);
     sweeper = undefined;
   }
+  for (const expire of due) expire();
 }
 
 /**
  * Calls `expire` once `timeoutMs` have passed (to at most one tick, 50 ms, later), unless
- * `clearDeadline(expire)` came first. For reads on Node; the Web path uses a timer of its own.
+ * `clearDeadline` came first. For reads on Node; the Web path uses a timer of its own.
  */
-export function setDeadline(timeoutMs: number, expire: () => void): void {
+export function setDeadline(timeoutMs: number, expire: () => void): Deadline {
   if (sweeper === undefined) {
     clock = Date.now();
     sweeper = setInterval(sweep, DEADLINE_TICK_MS);
@@ -62,12 +75,14 @@ export function setDeadline(timeoutMs: number, expire: () => void): void {
     (sweeper as { unref?: () => void }).unref?.();
   }
   // `clock` may be a tick old: one tick more never ends a read before its limit.
-  deadlines.set(expire, clock + timeoutMs + DEADLINE_TICK_MS);
+  const deadline: Deadline = { at: clock + timeoutMs + DEADLINE_TICK_MS, expire };
+  deadlines.push(deadline);
+  return deadline;
 }
 
-/** Forgets a deadline set with `setDeadline` (no-op when it already fired). */
-export function clearDeadline(expire: () => void): void {
-  deadlines.delete(expire);
+/** Forgets a deadline (a no-op once it fired). */
+export function clearDeadline(deadline: Deadline): void {
+  deadline.expire = undefined;
 }
 
 /** A timer for one read on the Web path: `expired` rejects with 408 once `timeoutMs` have passed. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyAlreadyParsed, methodNotAllowed, notFound, payloadTooLarge, type ReceiverAnswer, requestTimeout } from './answers';
-import { checkDeclaredLength, clearDeadline, concatChunks, hasTimeLimit, setDeadline } from './body';
+import { checkDeclaredLength, clearDeadline, concatChunks, type Deadline, hasTimeLimit, setDeadline } from './body';
 import { HooklineError } from './errors';
 import type { ReceiverEndpoint } from './receiver';
 
@@ -144,8 +144,12 @@ export function writeEarlyNodeAnswer(req: IncomingMessage, res: ServerResponse, 
  * const body = await readNodeBody(req, receiver.maxBodyBytes, { timeoutMs: receiver.bodyTimeoutMs });
  * writeNodeAnswer(res, await receiver.handle({ body, headers: req.headers }));
  */
-export function readNodeBody(req: NodeRequest, limit: number, options: string | NodeBodyOptions = {}): Promise<Uint8Array> {
-  const { fix = PARSED_FIX, timeoutMs, linger } = typeof options === 'string' ? { fix: options } : options;
+export function readNodeBody(req: NodeRequest, limit: number, options?: string | NodeBodyOptions): Promise<Uint8Array> {
+  let fix = PARSED_FIX;
+  let timeoutMs: number | undefined;
+  let linger: LingerOptions | undefined;
+  if (typeof options === 'string') fix = options;
+  else if (options !== undefined) ({ fix = PARSED_FIX, timeoutMs, linger } = options);
   const buffered = req.body instanceof Uint8Array ? req.body : req.rawBody instanceof Uint8Array ? req.rawBody : undefined;
   if (buffered !== undefined) {
     return buffered.byteLength > limit ? Promise.reject(payloadTooLarge(limit)) : Promise.resolve(buffered);
@@ -166,36 +170,42 @@ export function readNodeBody(req: NodeRequest, limit: number, options: string | 
     // Listeners are never removed: once the promise settles the rest is ignored, and a request is
     // read once. Removing four listeners per request cost more than the whole read on small bodies.
     let settled = false;
+    let deadline: Deadline | undefined;
     const fail = (error: Error) => {
       if (settled) return;
       settled = true;
       chunks = [];
-      if (expire !== undefined) clearDeadline(expire);
+      if (deadline !== undefined) clearDeadline(deadline);
       reject(error);
     };
-    // Refused while the body is still coming: answer now, discard the rest (lingering close).
-    const refuse = (error: HooklineError) => {
-      if (settled) return;
-      req.pause();
-      lingerAfterAnswer(req, linger);
-      fail(error);
-    };
-    const expire = hasTimeLimit(timeoutMs) ? () => refuse(requestTimeout(timeoutMs)) : undefined;
     req.on('data', (chunk: Buffer) => {
       if (settled) return;
       total += chunk.byteLength;
-      if (total > limit) return refuse(payloadTooLarge(limit));
+      if (total > limit) {
+        // Refused while the body is still coming: answer now, discard the rest (lingering close).
+        req.pause();
+        lingerAfterAnswer(req, linger);
+        return fail(payloadTooLarge(limit));
+      }
       chunks.push(chunk);
     });
     req.on('end', () => {
       if (settled) return;
       settled = true;
-      if (expire !== undefined) clearDeadline(expire);
+      if (deadline !== undefined) clearDeadline(deadline);
       resolve(concatChunks(chunks, total));
     });
     // A client that goes away mid-body makes node emit 'error' ("aborted", ECONNRESET) since Node 16.
     req.on('error', fail);
-    if (expire !== undefined) setDeadline(timeoutMs as number, expire);
+    if (hasTimeLimit(timeoutMs)) {
+      const limitMs = timeoutMs;
+      deadline = setDeadline(limitMs, () => {
+        if (settled) return;
+        req.pause();
+        lingerAfterAnswer(req, linger);
+        fail(requestTimeout(limitMs));
+      });
+    }
   });
 }
 

@@ -121,7 +121,7 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
         answer = answerEarly(state, answers.methodNotAllowed(request.method));
       } else {
         try {
-          const body = await readRequestBody(request, config.maxBodyBytes);
+          const body = await readRequestBody(request, config.maxBodyBytes, config.bodyTimeoutMs);
           answer = await receive(state, { body, headers: request.headers, url: request.url });
         } catch (error) {
           answer = answerEarly(state, error);

@@ -1,2 +1,2 @@
 // The Express adapter
-export { webhookHandler, type ExpressWebhookHandler } from './webhook-handler';
+export { webhookHandler, type ExpressWebhookHandler, type ExpressWebhookOptions } from './webhook-handler';

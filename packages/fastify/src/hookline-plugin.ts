@@ -1,6 +1,15 @@
-import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { HooklineError, type ReceiverEndpoint } from '@hookline/core';
-import { payloadTooLarge, readNodeBody, type ReceiverAnswer } from '@hookline/core/adapter';
+import {
+  type LingerOptions,
+  lingerAfterAnswer,
+  methodNotAllowed,
+  type NodeBodyOptions,
+  type NodeRequest,
+  payloadTooLarge,
+  type ReceiverAnswer,
+  readNodeBody,
+} from '@hookline/core/adapter';
 
 /** Options of `hooklinePlugin`. */
 export interface HooklinePluginOptions {
@@ -11,52 +20,64 @@ export interface HooklinePluginOptions {
    * @default '/webhooks'
    */
   path?: string;
+  /**
+   * Bounds of the lingering close after an answer given before the whole body was read (413, 408,
+   * 405 to a request with a body): the rest is read and discarded so the client reads the answer
+   * instead of a reset.
+   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
+   */
+  linger?: LingerOptions;
 }
 
 const FASTIFY_FIX =
-  'A hook (onRequest/preParsing) read the request stream before hookline did. Remove it from the scope of hooklinePlugin, or have it return a new stream with the same bytes.';
+  'Remove the hook (onRequest/preParsing) that read the request stream from the scope of hooklinePlugin, or have it return a new stream with the same bytes.';
 
-function send(reply: FastifyReply, answer: ReceiverAnswer): FastifyReply {
+function send(request: FastifyRequest, reply: FastifyReply, answer: ReceiverAnswer, linger: LingerOptions | undefined): FastifyReply {
+  // Answered before the body was read whole: read and discard the rest after the answer (a no-op when
+  // the body was read).
+  if (answer.status >= 400 && lingerAfterAnswer(request.raw, linger)) answer.headers.connection = 'close';
   return reply.code(answer.status).headers(answer.headers).send(answer.body);
 }
 
 /**
- * A Fastify plugin that registers `POST <path>` for a hookline receiver. The route lives in the
- * plugin's own encapsulated scope, whose only content-type parser keeps the raw bytes for every
- * content type (Fastify's `bodyLimit` set to the receiver's `maxBodyBytes`), so the rest of your app
- * keeps Fastify's JSON parser. Fastify's 413 and configuration errors are answered in the receiver's
- * error shape.
+ * A Fastify plugin that serves a hookline receiver at `<path>`: POST carries deliveries, every other
+ * method gets 405 with `Allow: POST`. The route lives in the plugin's own encapsulated scope, whose only
+ * content-type parser reads the raw bytes for every content type with the receiver's size and time
+ * limits (413, 408), so the rest of your app keeps Fastify's JSON parser. Fastify's own refusals on
+ * this route are answered in the receiver's error shape.
  *
  * @example
  * const app = Fastify();
  * await app.register(hooklinePlugin, { receiver, path: '/webhooks' });
  */
 export const hooklinePlugin: FastifyPluginAsync<HooklinePluginOptions> = async (fastify, options) => {
-  const { receiver, path = '/webhooks' } = options;
+  const { receiver, path = '/webhooks', linger } = options;
   const limit = receiver.maxBodyBytes;
+  const bodyOptions: NodeBodyOptions = { fix: FASTIFY_FIX, timeoutMs: receiver.bodyTimeoutMs, linger };
 
-  // Encapsulated (no fastify-plugin wrapper): these parsers and handlers apply to this route only.
+  // Encapsulated (no fastify-plugin wrapper): this parser and these handlers apply to this route only.
+  // hookline reads the body itself: the size limit while streaming (a declared Content-Length over it
+  // before a byte), the body-read time limit (Fastify has none by default), a stream a hook already
+  // drained refused at once rather than waited on, and a lingering close after an early answer.
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (_request, body, done) => done(null, body));
-
-  // Fastify's reader would wait forever on a stream a hook already drained: refuse it at once.
-  fastify.addHook('preParsing', async (request, _reply, payload) => {
-    if (request.raw.readableEnded) await readNodeBody(request.raw, limit, FASTIFY_FIX);
-    return payload;
+  fastify.addContentTypeParser('*', (_request, payload, done) => {
+    // `payload` is node's request, or the stream a preParsing hook put in its place.
+    readNodeBody(payload as NodeRequest, limit, bodyOptions).then((body) => done(null, body), done);
   });
 
-  fastify.setErrorHandler((error: FastifyError, _request, reply) => {
-    if (HooklineError.is(error)) return send(reply, receiver.answerError(error));
-    // Fastify refused the body while streaming it (or from its Content-Length): the receiver's 413.
+  fastify.setErrorHandler((error: FastifyError, request, reply) => {
+    if (HooklineError.is(error)) return send(request, reply, receiver.answerError(error), linger);
+    // Fastify refused the body from its Content-Length: the receiver's 413.
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return send(reply, receiver.answerError(payloadTooLarge(limit)));
+      return send(request, reply, receiver.answerError(payloadTooLarge(limit)), linger);
     }
     throw error;
   });
 
-  fastify.post(path, async (request, reply) => {
+  fastify.all(path, async (request, reply) => {
+    if (request.method !== 'POST') return send(request, reply, receiver.answerError(methodNotAllowed(request.method)), linger);
     // An empty body skips the parser; the bridge reads what is there (nothing).
-    const body = request.body instanceof Uint8Array ? request.body : await readNodeBody(request.raw, limit, FASTIFY_FIX);
-    return send(reply, await receiver.handle({ body, headers: request.headers, url: request.url }));
+    const body = request.body instanceof Uint8Array ? request.body : await readNodeBody(request.raw, limit, bodyOptions);
+    return send(request, reply, await receiver.handle({ body, headers: request.headers, url: request.url }), linger);
   });
 };

@@ -1,2 +1,2 @@
 // The Hono adapter
-export { webhookHandler } from './webhook-handler';
+export { webhookHandler, type HonoWebhookOptions } from './webhook-handler';

@@ -1,2 +1,2 @@
 // App Router and Pages Router route handlers
-export { webhookRoute, webhookApiRoute, pagesApiConfig, type PagesApiHandler } from './webhook-route';
+export { webhookRoute, webhookApiRoute, pagesApiConfig, type PagesApiHandler, type PagesApiRouteOptions } from './webhook-route';

@@ -1,19 +1,35 @@
 import type { ServerResponse } from 'node:http';
-import { createNodeHandler, type NodeRequest, type ReceiverEndpoint } from '@hookline/core';
+import { createNodeHandler, type LingerOptions, type NodeRequest, type ReceiverEndpoint } from '@hookline/core';
+import { methodNotAllowed, type ReceiverAnswer, readRequestBody } from '@hookline/core/adapter';
 
 /**
- * An App Router route handler: `export const POST = webhookRoute(receiver)` in `app/…/route.ts`.
- * Reads the `Request` body once, as bytes, with the receiver's size limit. Works on the Node.js and
- * the Edge runtime.
+ * An App Router route handler for `app/…/route.ts`. Reads the `Request` body once, as bytes, with the
+ * receiver's size and time limits (413, 408). Works on the Node.js and the Edge runtime, and for every
+ * method: export it under each name so that hookline, not Next, answers the other methods (405 with
+ * `Allow: POST` and the JSON error body; Next's own 405 has neither).
  *
  * @example
  * // app/webhooks/route.ts
  * import { webhookRoute } from '@hookline/next';
  * import { receiver } from '@/lib/receiver';
- * export const POST = webhookRoute(receiver);
+ * const route = webhookRoute(receiver);
+ * export { route as POST, route as GET, route as HEAD, route as PUT, route as PATCH, route as DELETE, route as OPTIONS };
  */
 export function webhookRoute(receiver: ReceiverEndpoint): (request: Request) => Promise<Response> {
-  return (request) => receiver.fetch(request);
+  return async (request) => {
+    let answer: ReceiverAnswer;
+    if (request.method !== 'POST') {
+      answer = receiver.answerError(methodNotAllowed(request.method));
+    } else {
+      try {
+        const body = await readRequestBody(request, receiver.maxBodyBytes, receiver.bodyTimeoutMs);
+        answer = await receiver.handle({ body, headers: request.headers, url: request.url });
+      } catch (error) {
+        answer = receiver.answerError(error);
+      }
+    }
+    return new Response(answer.body, { status: answer.status, headers: answer.headers });
+  };
 }
 
 /**
@@ -27,15 +43,26 @@ export function webhookRoute(receiver: ReceiverEndpoint): (request: Request) => 
 export const pagesApiConfig = { api: { bodyParser: false } } as const;
 
 const PAGES_FIX =
-  'Next.js parsed it: add `export const config = { api: { bodyParser: false } };` to this API route file (pages/api/…) so the exact bytes reach hookline.';
+  'Add `export const config = { api: { bodyParser: false } };` to this API route file (pages/api/…) so the exact bytes reach hookline.';
 
 /** A Pages Router API route handler (node's `req`/`res`, which `NextApiRequest`/`NextApiResponse` extend). */
 export type PagesApiHandler = (req: NodeRequest, res: ServerResponse) => Promise<void>;
 
+/** Options of `webhookApiRoute()`. */
+export interface PagesApiRouteOptions {
+  /**
+   * Bounds of the lingering close after an answer given before the whole body was read (413, 408,
+   * 405 to a request with a body): the rest is read and discarded so the client reads the answer.
+   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
+   */
+  linger?: LingerOptions;
+}
+
 /**
  * A Pages Router API route: `export default webhookApiRoute(receiver)` in `pages/api/…`, together with
  * `export const config = { api: { bodyParser: false } }`. If the body parser was left on, every
- * delivery is answered 500 `CONFIGURATION_ERROR` with that fix in the message.
+ * delivery is answered 500 `CONFIGURATION_ERROR` with that fix in the message. Other methods than
+ * POST get 405 with `Allow: POST`.
  *
  * @example
  * // pages/api/webhooks.ts
@@ -44,7 +71,7 @@ export type PagesApiHandler = (req: NodeRequest, res: ServerResponse) => Promise
  * export const config = { api: { bodyParser: false } };
  * export default webhookApiRoute(receiver);
  */
-export function webhookApiRoute(receiver: ReceiverEndpoint): PagesApiHandler {
-  const handler = createNodeHandler(receiver, { parsedBodyFix: PAGES_FIX });
+export function webhookApiRoute(receiver: ReceiverEndpoint, options: PagesApiRouteOptions = {}): PagesApiHandler {
+  const handler = createNodeHandler(receiver, { parsedBodyFix: PAGES_FIX, linger: options.linger });
   return (req, res) => handler(req, res);
 }

@@ -152,6 +152,8 @@ export interface NextServer {
   base: string;
   /** The Next.js version the server announced (`▲ Next.js 15.5.29`). */
   version: string;
+  /** The `next start` process (it serves the requests itself). */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -183,7 +185,7 @@ export function startNextApp(major: NextMajor): Promise<NextServer> {
           reject(new Error(`expected Next ${major}, the server announced Next ${version}:\n${output}`));
           return;
         }
-        resolve({ base: match[1], version, close });
+        resolve({ base: match[1], version, pid: child.pid as number, close });
       }
     };
     child.stdout?.on('data', onData);

@@ -28,11 +28,17 @@ export interface Run {
 export const MATRIX_SECRET = 'whsec_matrix_0123456789';
 /** Small, so oversize scenarios stay cheap. */
 export const MATRIX_MAX_BODY = 64 * 1024;
+/** The bodyTimeoutMs of the transport scenarios' slow routes: small, so the 408 scenarios end quickly. */
+export const SLOW_BODY_TIMEOUT_MS = 500;
 
 /** A receiver whose handlers report each run to `record`. */
-export function createTestReceiver(record: (run: Run) => void): Receiver<MatrixEvents> {
+export function createTestReceiver(record: (run: Run) => void, options: { bodyTimeoutMs?: number } = {}): Receiver<MatrixEvents> {
   const failedOnce = new Set<string>();
-  const receiver = createReceiver<MatrixEvents>({ secret: MATRIX_SECRET, maxBodyBytes: MATRIX_MAX_BODY });
+  const receiver = createReceiver<MatrixEvents>({
+    secret: MATRIX_SECRET,
+    maxBodyBytes: MATRIX_MAX_BODY,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+  });
   receiver.onError(() => {}); // the failOnce scenario throws on purpose
   receiver.on('message.delivered', async ({ event, deliveryId, data }) => {
     // `data` is typed: MessageDeliveredData plus the controls.

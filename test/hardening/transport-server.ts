@@ -1,0 +1,68 @@
+// One adapter in a process of its own, so the transport tests can load the CPU around it and read its
+// memory (RSS) from /proc. Env: ADAPTER (node | express4 | express5 | hono | fastify), SLOW_BODY_TIMEOUT_MS.
+// Serves /webhooks (a receiver with the default limits) and /slow (bodyTimeoutMs: SLOW_BODY_TIMEOUT_MS),
+// mounted the way the READMEs say; prints {"port":N} once listening.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createNodeHandler, createReceiver } from '@hookline/core';
+import { webhookHandler as expressWebhookHandler } from '@hookline/express';
+import { hooklinePlugin } from '@hookline/fastify';
+import { webhookHandler as honoWebhookHandler } from '@hookline/hono';
+import express4 from 'express4';
+import express5 from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+
+const adapter = process.env.ADAPTER ?? 'node';
+const makeReceiver = (bodyTimeoutMs?: number) => {
+  const receiver = createReceiver({ secret: 'whsec_transport_0123456789', bodyTimeoutMs });
+  receiver.on('*', () => {});
+  receiver.onError(() => {});
+  return receiver;
+};
+const receiver = makeReceiver();
+const slow = makeReceiver(Number(process.env.SLOW_BODY_TIMEOUT_MS ?? 500));
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+}
+
+async function start(): Promise<number> {
+  switch (adapter) {
+    case 'node': {
+      // Other paths: the second handler answers hookline's 404.
+      const webhooks = createNodeHandler(receiver, { path: '/webhooks' });
+      const slowRoute = createNodeHandler(slow, { path: '/slow' });
+      return listen(createServer((req, res) => void webhooks(req, res, () => void slowRoute(req, res))));
+    }
+    case 'express4':
+    case 'express5': {
+      const express = adapter === 'express4' ? express4 : express5;
+      const app = express();
+      app.all('/webhooks', expressWebhookHandler(receiver));
+      app.all('/slow', expressWebhookHandler(slow));
+      app.use(express.json());
+      return listen(createServer(app));
+    }
+    case 'hono': {
+      const app = new Hono();
+      app.all('/webhooks', honoWebhookHandler(receiver));
+      app.all('/slow', honoWebhookHandler(slow));
+      return new Promise((resolve) => {
+        serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
+      });
+    }
+    case 'fastify': {
+      const app = Fastify();
+      await app.register(hooklinePlugin, { receiver, path: '/webhooks' });
+      await app.register(hooklinePlugin, { receiver: slow, path: '/slow' });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return (app.server.address() as AddressInfo).port;
+    }
+    default:
+      throw new Error(`transport-server: unknown ADAPTER ${adapter}`);
+  }
+}
+
+process.stdout.write(`${JSON.stringify({ port: await start() })}\n`);
