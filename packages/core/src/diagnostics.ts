@@ -49,7 +49,7 @@ export interface DeliveryTrace {
 
 /** One message on the store channel. */
 export interface StoreOperationMessage {
-  operation: 'claim' | 'complete' | 'release' | 'extend' | 'enqueue';
+  operation: 'claim' | 'complete' | 'release' | 'extend' | 'enqueue' | 'readVersion' | 'advanceVersion';
   durationMs: number;
   deliveryId: string;
   error?: unknown;
@@ -139,6 +139,9 @@ export function traceRefusal(trace: DeliveryTrace, code: string, details: Record
   if (typeof reason === 'string') trace.reason = reason;
 }
 
+/** The operations a delivery's trace keeps the time of (the others go to the store channel only). */
+const TRACED_OPERATIONS = { claim: true, complete: true, release: true, enqueue: true };
+
 /** Whether store operations should be timed: a delivery trace or a store-channel subscriber wants the figure. */
 export function storeTimed(attempt: Attempt): boolean {
   return attempt.trace !== undefined || channels?.store.hasSubscribers === true;
@@ -151,7 +154,8 @@ export function traceStoreOperation(
   durationMs: number,
   error?: unknown,
 ): void {
-  if (attempt.trace !== undefined && operation !== 'extend') attempt.trace.storeMs[operation] = durationMs;
+  if (attempt.trace !== undefined && operation in TRACED_OPERATIONS)
+    attempt.trace.storeMs[operation as keyof DeliveryTrace['storeMs']] = durationMs;
   const store = channels?.store;
   if (store?.hasSubscribers === true) {
     const message: StoreOperationMessage = { operation, durationMs, deliveryId: attempt.delivery.deliveryId };

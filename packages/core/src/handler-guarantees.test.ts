@@ -122,6 +122,22 @@ describe('ordering guard', () => {
     expect(store.readVersion('hookline:order:status:version:lin_1')).toBe(versions.at(-1));
   });
 
+  it("answers 503 when the guard's store calls fail, and runs nothing", async () => {
+    const inner = memoryStore();
+    const store = Object.assign(Object.create(inner) as typeof inner, {
+      readVersion: () => Promise.reject(new Error('connection reset')),
+    });
+    const failed = vi.fn();
+    const receiver = createReceiver({ secret: SECRET, store, hooks: { failed } }).onError(quiet);
+    const handler = vi.fn();
+    receiver.on('line.status_changed', handler, { name: 'status', order: { key: () => 'lin_1' } });
+    const answer = await receiver.handle(signed(envelope({ event: 'line.status_changed' })));
+    expect(answer.status).toBe(503);
+    expect(json(answer).error?.details).toEqual({ reason: 'store_unavailable' });
+    expect(handler).not.toHaveBeenCalled();
+    expect(failed).not.toHaveBeenCalled();
+  });
+
   it('needs a name, and a store with version records', () => {
     const receiver = createReceiver({ secret: SECRET });
     expect(() => receiver.on('message.read', () => {}, { order: { key: () => 'x' } })).toThrow(/needs a name/);

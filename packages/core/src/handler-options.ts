@@ -67,7 +67,7 @@ export interface HandlerOptions<D, S = never> {
   /**
    * Run inside a transaction of the store's database, handed to the handler as `context.transaction`,
    * in which the completion is recorded too: the handler's writes and the completion commit together
-   * or not at all. Needs a store that offers transactions (`@hookline/postgres`). Holds a pooled
+   * or not at all. Needs a store that offers transactions (`@hookline/postgres` or `@hookline/mysql`, given a pool). Holds a pooled
    * connection for the handler's duration: not for handlers that call other services.
    * @default false
    */
@@ -116,7 +116,7 @@ export function handlerEntry(
       throw misuse("a handler with an order guard needs a name: { name, order } (the guard's versions are kept per handler).");
     if (typeof receiver.store.readVersion !== 'function' || typeof receiver.store.advanceVersion !== 'function') {
       throw misuse(
-        'order needs a store with version records (readVersion/advanceVersion): the memory, Redis and Postgres stores have them.',
+        'order needs a store with version records (readVersion/advanceVersion): the memory, Redis, Postgres, SQLite, MySQL, DynamoDB and Durable Object stores have them.',
       );
     }
   }
@@ -126,7 +126,9 @@ export function handlerEntry(
   if (onInvalid !== 'retry' && onInvalid !== 'permanent')
     throw misuse(`onInvalid must be 'retry' or 'permanent', got ${String(onInvalid)}.`);
   if (transactional && typeof receiver.store.transaction !== 'function') {
-    throw misuse('transactional: true needs a store that runs transactions (@hookline/postgres); this store has no transaction().');
+    throw misuse(
+      'transactional: true needs a store that runs transactions over a connection pool (@hookline/postgres or @hookline/mysql, given a pool); this store has no transaction().',
+    );
   }
   return {
     handler,

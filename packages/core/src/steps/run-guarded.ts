@@ -20,7 +20,7 @@ import { PermanentFailure } from '../errors';
 import type { HandlerEntry, OrderGuard } from '../handler-options';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import type { ClaimResult } from '../store';
-import { callStore } from '../store-call';
+import { callStore, StoreTimeoutError } from '../store-call';
 import { completionRetentionMs } from './settle';
 
 /** Runs every guarded entry; rejects with the first failure once all ran. */
@@ -53,13 +53,22 @@ function store(state: ReceiverState) {
   return state.config.store;
 }
 
-function storeCall<T>(
+/**
+ * A guard's store call: bounded by `storeTimeoutMs` like every other, and a failure answered 503 (the
+ * service retries) rather than counted as the handler's.
+ */
+async function storeCall<T>(
   state: ReceiverState,
   attempt: Attempt,
-  operation: 'claim' | 'complete' | 'release',
+  operation: 'claim' | 'complete' | 'release' | 'readVersion' | 'advanceVersion',
   call: () => Awaitable<T>,
 ): Promise<T> {
-  return Promise.resolve(callStore(attempt, operation, state.config.storeTimeoutMs, call));
+  try {
+    return await callStore(attempt, operation, state.config.storeTimeoutMs, call);
+  } catch (error) {
+    reportError(state, error, { phase: 'store', delivery: attempt.delivery });
+    throw answers.storeUnavailable(error, error instanceof StoreTimeoutError ? 'store_timeout' : 'store_unavailable');
+  }
 }
 
 async function runEntry(state: ReceiverState, attempt: Attempt, entry: HandlerEntry, context: DeliveryContext): Promise<void> {
@@ -98,7 +107,8 @@ async function guardedCall(
   if (lock.state !== 'acquired') throw retryLater(lock.state === 'in_progress' ? lock.retryAfterMs : 1000, 'resource_busy');
   try {
     const version = order.version?.(attempt.delivery) ?? attempt.timestampMs;
-    const current = await Promise.resolve((store(state).readVersion as NonNullable<ReturnType<typeof store>['readVersion']>)(versionKey));
+    const versions = store(state) as Required<Pick<ReturnType<typeof store>, 'readVersion' | 'advanceVersion'>>;
+    const current = await storeCall(state, attempt, 'readVersion', () => versions.readVersion(versionKey));
     if (current !== undefined && version <= current && (order.stale ?? 'skip') === 'skip') {
       if (hasListeners(state, 'stale'))
         emit(state, 'stale', { delivery: attempt.delivery, handler: entry.name as string, version, current });
@@ -107,13 +117,7 @@ async function guardedCall(
     }
     if (isEarly(order, version, current, attempt.claims)) throw retryLater(30_000, 'predecessor_not_seen');
     await call(state, attempt, entry, context, completionKey);
-    await Promise.resolve(
-      (store(state).advanceVersion as NonNullable<ReturnType<typeof store>['advanceVersion']>)(
-        versionKey,
-        version,
-        state.config.retentionMs,
-      ),
-    );
+    await storeCall(state, attempt, 'advanceVersion', () => versions.advanceVersion(versionKey, version, state.config.retentionMs));
   } finally {
     await storeCall(state, attempt, 'release', () => store(state).release(lockKey, attempt.token)).catch((error: unknown) =>
       reportError(state, error, { phase: 'store', delivery: attempt.delivery }),

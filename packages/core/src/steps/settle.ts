@@ -75,8 +75,9 @@ function conclude(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcom
     return answers.handledAnswer();
   }
   const { error } = outcome;
-  if (HooklineError.is(error) && error.code === 'CONFLICT') {
-    // A guard could not run a handler yet (a busy resource, an early delivery): 409, the service retries.
+  if (HooklineError.is(error) && (error.code === 'CONFLICT' || error.code === 'SERVICE_UNAVAILABLE')) {
+    // A guard could not run a handler yet (a busy resource, an early delivery: 409) or its store call
+    // failed (503): the handler did not fail, the service retries.
     attempt.outcome = 'failed';
     attempt.error = error;
     return answerRefusal(state, error, attempt, attempt.trace);
