@@ -61,34 +61,7 @@ const SQLITE_EXPORTS = ['DEFAULT_TABLE', 'SCHEMA_SQL', 'schemaSql', 'sqliteStore
 const MYSQL_EXPORTS = ['DEFAULT_TABLE', 'MAX_KEY_BYTES', 'SCHEMA_SQL', 'mysqlStore', 'schemaSql'];
 const BULLMQ_EXPORTS = ['bullmqQueue', 'deliveryIdOf', 'jobIdFor'];
 const PG_BOSS_EXPORTS = ['DELIVERY_NAMESPACE', 'jobIdFor', 'pgBossQueue', 'uuidV5'];
-const TESTING_EXPORTS = [
-  'FIXTURE_SECRET',
-  'HEADER_NAMES',
-  'RAW_FIXTURES',
-  'RETRY_SCHEDULE_MS',
-  'SERVICE_TIMEOUT_MS',
-  'createDelivery',
-  'createId',
-  'createManualClock',
-  'createPhoneNumber',
-  'createServiceSimulator',
-  'createSignedPayload',
-  'createSignedRequest',
-  'describeStoreConformance',
-  'fixtures',
-  'formatAttemptTable',
-  'formatDuration',
-  'formatSummary',
-  'peekEnvelope',
-  'probeTcp',
-  'requireServer',
-  'serializeDelivery',
-  'sign',
-  'startServiceEmulator',
-  'summarise',
-  'systemClock',
-  'toBytes',
-];
+/** @hookline/testing/kit: the builders, signing and the simulator, without the vitest-based conformance suite. */
 const TESTING_KIT_EXPORTS = [
   'FIXTURE_SECRET',
   'HEADER_NAMES',
@@ -114,6 +87,9 @@ const TESTING_KIT_EXPORTS = [
   'systemClock',
   'toBytes',
 ];
+/** @hookline/testing: the kit plus what store authors use. */
+const TESTING_EXPORTS = [...TESTING_KIT_EXPORTS, 'describeStoreConformance', 'probeTcp', 'requireServer'];
+
 const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
