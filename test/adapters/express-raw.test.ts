@@ -5,7 +5,6 @@
 // sent, exactly as when hookline streams the body itself.
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { createReceiver } from '@hookline/core';
 import { webhookHandler } from '@hookline/express';
@@ -14,6 +13,7 @@ import express5 from 'express';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSignedDelivery, signBytes } from './support/deliveries';
 import { MATRIX_SECRET } from './support/test-receiver';
+import { listenOnLoopback } from '../support/loopback';
 
 /** The recommended options, as the fix messages and the READMEs spell them. */
 const RECOMMENDED = "express.raw({ type: (req) => !req.headers['content-encoding'], limit: receiver.maxBodyBytes, inflate: false })";
@@ -31,8 +31,7 @@ afterAll(async () => {
 async function listen(app: (req: IncomingMessage, res: import('node:http').ServerResponse) => void): Promise<string> {
   const server = createServer(app);
   servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return (await listenOnLoopback(server)).base;
 }
 
 /** A delivery padded to about `bytes` (in data.note), signed. */

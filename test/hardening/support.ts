@@ -2,9 +2,9 @@
 // 127.0.0.1, raw-socket requests and the run counts (quick in `pnpm test`, long under HOOKLINE_LONG=1).
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { createNodeHandler, createReceiver, memoryStore, type Delivery } from '@hookline/core';
 import { sign } from '@hookline/testing';
+import { listenOnLoopback } from '../support/loopback';
 
 export const SECRET = 'whsec_hardening_5c1e9f0a';
 
@@ -24,19 +24,10 @@ export function recordingReceiver(options: { maxBodyBytes?: number } = {}) {
   return { receiver, seen };
 }
 
-/** A node:http server on a free loopback port; `close` ends it and its connections. */
+/** A node:http server on a free loopback port, with its webhook URL; `close` ends it and its connections. */
 export async function listen(server: Server): Promise<{ url: string; port: number; close: () => Promise<void> }> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    port,
-    url: `http://127.0.0.1:${port}/webhooks`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { port, base, close } = await listenOnLoopback(server);
+  return { port, url: `${base}/webhooks`, close };
 }
 
 /** The node:http bridge for a receiver on a free port. */

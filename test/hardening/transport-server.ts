@@ -13,6 +13,7 @@ import express4 from 'express4';
 import express5 from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
+import { listenOnLoopback } from '../support/loopback';
 
 const adapter = process.env.ADAPTER ?? 'node';
 const makeReceiver = (bodyTimeoutMs?: number) => {
@@ -24,8 +25,8 @@ const makeReceiver = (bodyTimeoutMs?: number) => {
 const receiver = makeReceiver();
 const slow = makeReceiver(Number(process.env.SLOW_BODY_TIMEOUT_MS ?? 500));
 
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+async function listen(server: Server): Promise<number> {
+  return (await listenOnLoopback(server)).port;
 }
 
 async function start(): Promise<number> {

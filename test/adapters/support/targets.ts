@@ -10,23 +10,19 @@ import express4 from 'express4';
 import express5 from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
+import { closeServer, listenOnLoopback } from '../../support/loopback';
 import type { AdapterTarget } from './scenarios';
 import { createTestReceiver, type Run } from './test-receiver';
 
 /** A started target and how to stop it. */
 export type RunningTarget = AdapterTarget & { close(): Promise<void> };
 
-export function listen(server: Server): Promise<string> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
-  });
+/** The base URL of `server` on a free loopback port. */
+export async function listen(server: Server): Promise<string> {
+  return (await listenOnLoopback(server)).base;
 }
 
-export function closeServer(server: Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}
+export { closeServer };
 
 /** One receiver for the good route, one for the misconfigured route, one list of runs. */
 export function receivers() {
