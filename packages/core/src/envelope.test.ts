@@ -38,3 +38,11 @@ describe('parseTimestamp', () => {
     }
   });
 });
+
+describe('parseTimestamp, years before 100', () => {
+  it('reads them as Date.parse does (Date.UTC would read 0099 as 1999)', () => {
+    for (const text of ['0000-01-01T00:00:00.000Z', '0099-06-01T00:00:00.000Z', '0100-01-01T00:00:00.000Z']) {
+      expect(parseTimestamp(text)).toBe(Date.parse(text));
+    }
+  });
+});

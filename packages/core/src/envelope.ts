@@ -47,7 +47,8 @@ export function parseTimestamp(text: string): number {
     const millis = twoDigits(text, 20) * 10 + (lastDigit >= 0 && lastDigit <= 9 ? lastDigit : Number.NaN);
     // NaN fails every comparison, so a non-digit anywhere falls through to the general path below.
     // Date.UTC would roll 2026-02-31 over into March: refuse it, as the general path does not.
-    if (year >= 0 && month >= 1 && month <= 12 && day >= 1 && hours < 24 && minutes < 60 && seconds < 60 && millis >= 0) {
+    // Years 0–99 take the general path: Date.UTC reads them as 1900–1999.
+    if (year >= 100 && month >= 1 && month <= 12 && day >= 1 && hours < 24 && minutes < 60 && seconds < 60 && millis >= 0) {
       if (day > daysInMonth(year, month)) return Number.NaN;
       return Date.UTC(year, month - 1, day, hours, minutes, seconds, millis);
     }
