@@ -70,10 +70,11 @@ function nodeKey(crypto: NodeCrypto, secret: string): NodeKey {
 function matchNode(crypto: NodeCrypto, body: Uint8Array, signature: string, secrets: readonly string[]): number {
   // The shape check, folded into the decoding: node stops decoding hex at the first character that is
   // not a hex digit, but it reads only each character's low byte, so some non-ASCII characters decode
-  // as digits (a string of CJK characters can give 32 bytes). Encoding the bytes back and comparing
-  // accepts exactly 64 lower-case hex digits. ~0.1 µs, where a character loop took ~0.3 µs.
+  // as digits (a string of CJK characters can give 32 bytes). 64 characters in 64 UTF-8 bytes are all
+  // ASCII, so with 32 bytes decoded they are all hex digits; then lower case only. Measured here at
+  // ~0.01 µs over the decode, where encoding back and comparing took ~0.08 µs and a character loop ~0.3 µs.
   const expected = Buffer.from(signature, 'hex');
-  if (expected.length !== 32 || expected.toString('hex') !== signature) return -1;
+  if (expected.length !== 32 || Buffer.byteLength(signature, 'utf8') !== 64 || signature !== signature.toLowerCase()) return -1;
   let matched = -1;
   for (let i = 0; i < secrets.length; i++) {
     const digest = crypto
