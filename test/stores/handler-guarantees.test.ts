@@ -18,6 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASE_URL, REDIS_URL, requirePostgres, requireRedis, requireServer } from '../support/servers';
 
 const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+const hasNodeSqlite = (() => {
+  try {
+    return process.getBuiltinModule?.('node:sqlite') !== undefined;
+  } catch {
+    return false;
+  }
+})();
 const [redisServer, postgresServer] = [await requireRedis(), await requirePostgres()];
 const mysqlServer = await requireServer('MySQL/MariaDB', MYSQL_URL, { defaultPort: 3306 });
 const run = randomUUID().replaceAll('-', '').slice(0, 12);
@@ -90,14 +97,19 @@ const targets: Target[] = [
     reachable: true,
     async open() {
       const dir = mkdtempSync(join(tmpdir(), 'hookline-hg-'));
-      const db = new Database(join(dir, 'store.db'));
-      // better-sqlite3's typings declare run()'s parameters more loosely than the structural shape.
-      const store = sqliteStore({ database: db as unknown as SqliteDatabaseLike, pruneEveryMs: 0 });
+      // node:sqlite where the running Node has it (22.13+); better-sqlite3 on Node 20, whose binary is
+      // built for the Node that installed it.
+      const db = hasNodeSqlite ? undefined : new Database(join(dir, 'store.db'));
+      const store =
+        db === undefined
+          ? sqliteStore({ filename: join(dir, 'store.db'), pruneEveryMs: 0 })
+          : // better-sqlite3's typings declare run()'s parameters more loosely than the structural shape.
+            sqliteStore({ database: db as unknown as SqliteDatabaseLike, pruneEveryMs: 0 });
       return {
         store,
         async close() {
           store.close();
-          db.close();
+          db?.close();
           rmSync(dir, { recursive: true, force: true });
         },
       };
