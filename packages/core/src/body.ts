@@ -30,14 +30,19 @@ export const hasTimeLimit = (timeoutMs: number | undefined): timeoutMs is number
 // Body-read deadlines on Node: one clock for every read in the process, as node's own requestTimeout
 // check does, rather than a timer per request (a setTimeout + clearTimeout costs more than the rest of
 // the read of a small body). A read appends its deadline to `deadlines` (no hashing, no removal: a
-// read that ends just drops its callback); an interval, running only while the list is not empty,
+// read that ends just drops its target); an interval, running only while the list is not empty,
 // fails the late reads and forgets the ended ones. A read ends at most DEADLINE_TICK_MS after its limit.
 const DEADLINE_TICK_MS = 50;
 
-/** One read's deadline, from `setDeadline`. */
+/** What a deadline ends: a read with an `expire()` of its own (no closure per read). */
+export interface Expiring {
+  expire(): void;
+}
+
+/** One read's deadline, from `setDeadline`: it holds its read only until `clearDeadline`. */
 export interface Deadline {
   at: number;
-  expire: (() => void) | undefined;
+  target: Expiring | undefined;
 }
 
 let deadlines: Deadline[] = [];
@@ -47,12 +52,12 @@ let clock = 0;
 
 function sweep(): void {
   clock = Date.now();
-  const due: (() => void)[] = [];
+  const due: Expiring[] = [];
   const kept: Deadline[] = [];
   for (const deadline of deadlines) {
-    const { expire } = deadline;
-    if (expire === undefined) continue;
-    if (deadline.at <= clock) due.push(expire);
+    const { target } = deadline;
+    if (target === undefined) continue;
+    if (deadline.at <= clock) due.push(target);
     else kept.push(deadline);
   }
   deadlines = kept;
@@ -60,14 +65,14 @@ function sweep(): void {
     clearInterval(sweeper);
     sweeper = undefined;
   }
-  for (const expire of due) expire();
+  for (const target of due) target.expire();
 }
 
 /**
- * Calls `expire` once `timeoutMs` have passed (to at most one tick, 50 ms, later), unless
+ * Calls `target.expire()` once `timeoutMs` have passed (to at most one tick, 50 ms, later), unless
  * `clearDeadline` came first. For reads on Node; the Web path uses a timer of its own.
  */
-export function setDeadline(timeoutMs: number, expire: () => void): Deadline {
+export function setDeadline(timeoutMs: number, target: Expiring): Deadline {
   if (sweeper === undefined) {
     clock = Date.now();
     sweeper = setInterval(sweep, DEADLINE_TICK_MS);
@@ -75,14 +80,18 @@ export function setDeadline(timeoutMs: number, expire: () => void): Deadline {
     (sweeper as { unref?: () => void }).unref?.();
   }
   // `clock` may be a tick old: one tick more never ends a read before its limit.
-  const deadline: Deadline = { at: clock + timeoutMs + DEADLINE_TICK_MS, expire };
+  const deadline: Deadline = { at: clock + timeoutMs + DEADLINE_TICK_MS, target };
   deadlines.push(deadline);
   return deadline;
 }
 
-/** Forgets a deadline (a no-op once it fired). */
+/**
+ * Forgets a deadline (a no-op once it fired). It drops the read at once: the list keeps the small
+ * entry until the next tick, and a read kept that long (its request, response and chunks) would
+ * outlive the young generation of the garbage collector at a few thousand requests a second.
+ */
 export function clearDeadline(deadline: Deadline): void {
-  deadline.expire = undefined;
+  deadline.target = undefined;
 }
 
 /** A timer for one read on the Web path: `expired` rejects with 408 once `timeoutMs` have passed. */

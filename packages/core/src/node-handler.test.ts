@@ -1,7 +1,8 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import http from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createNodeHandler, type NodeRequest, readNodeBody } from './node-handler';
+import { createNodeHandler, type NodeRequest, readNodeBody, writeNodeAnswer } from './node-handler';
 import { createReceiver } from './receiver';
 import { SECRET, envelope, signed } from './test-support';
 
@@ -36,6 +37,53 @@ describe('createNodeHandler', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ ok: true });
     expect(handler).toHaveBeenCalledTimes(1);
+  });
+
+  it('answers through receiver.handle when it was replaced or wrapped, not around it', async () => {
+    const receiver = createReceiver({ secret: SECRET }).on('message.delivered', () => {});
+    const handle = vi.spyOn(receiver, 'handle');
+    const wrapped = { ...receiver, handle: vi.fn((input: Parameters<typeof receiver.handle>[0]) => receiver.handle(input)) };
+    const spied = await serve(createNodeHandler(receiver));
+    const viaWrapper = await serve(createNodeHandler(wrapped));
+    expect((await post(spied, signed(envelope()))).status).toBe(200);
+    expect(handle).toHaveBeenCalledTimes(1);
+    expect((await post(viaWrapper, signed(envelope({ deliveryId: 'wdl_wrapped' })))).status).toBe(200);
+    expect(wrapped.handle).toHaveBeenCalledTimes(1);
+    expect(handle).toHaveBeenCalledTimes(2);
+  });
+
+  it('settles the promise it returns once the answer is written, whether the receiver answered at once or later', async () => {
+    const receiver = createReceiver({ secret: SECRET })
+      .on('message.delivered', () => {})
+      .on('message.failed', () => new Promise((resolve) => setTimeout(resolve, 20)));
+    const node = createNodeHandler(receiver);
+    const written: boolean[] = [];
+    const base = await serve((req, res) => {
+      void node(req, res).then(() => written.push(res.writableEnded));
+    });
+    expect((await post(base, signed(envelope()))).status).toBe(200);
+    expect((await post(base, signed(envelope({ event: 'message.failed', deliveryId: 'wdl_later' })))).status).toBe(200);
+    await vi.waitFor(() => expect(written).toEqual([true, true]));
+  });
+
+  it('writeNodeAnswer writes an answer whose headers are frozen', async () => {
+    const base = await serve((_req, res) => {
+      writeNodeAnswer(res, { status: 202, headers: Object.freeze({ 'content-type': 'application/json' }), body: '{"ok":true}' });
+    });
+    const response = await fetch(base, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(202);
+    expect(response.headers.get('content-length')).toBe('11');
+    expect(await response.json()).toEqual({ ok: true });
+  });
+
+  it("runs the handlers in the caller's async context (AsyncLocalStorage), not the stream's", async () => {
+    const requestId = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    const receiver = createReceiver({ secret: SECRET }).on('message.delivered', () => void seen.push(requestId.getStore()));
+    const node = createNodeHandler(receiver);
+    const base = await serve((req, res) => requestId.run('request-1', () => void node(req, res)));
+    expect((await post(base, signed(envelope()))).status).toBe(200);
+    expect(seen).toEqual(['request-1']);
   });
 
   it('answers 404 off its path, 405 to GET', async () => {
@@ -156,6 +204,39 @@ describe('createNodeHandler', () => {
     const { error } = await response.json();
     expect(error.code).toBe('CONFIGURATION_ERROR');
     expect(error.message).toMatch(/before any JSON\/text body parser/);
+  });
+
+  it('gives two reads of the same streaming request the same bytes', async () => {
+    const reads: string[] = [];
+    const base = await serve((req, res) => {
+      void Promise.all([readNodeBody(req, 1_000), readNodeBody(req, 1_000)]).then((bodies) => {
+        for (const body of bodies) reads.push(Buffer.from(body).toString('utf8'));
+        res.end();
+      });
+    });
+    await fetch(base, { method: 'POST', body: '{"a":1}' });
+    expect(reads).toEqual(['{"a":1}', '{"a":1}']);
+  });
+
+  it('refuses, with 413, a body over the limit to each of two reads of the same request', async () => {
+    const outcomes: unknown[] = [];
+    const base = await serve((req, res) => {
+      const read = () =>
+        readNodeBody(req, 4).then(
+          () => 'read',
+          (error: { status: number }) => error.status,
+        );
+      void Promise.all([read(), read()]).then((both) => {
+        outcomes.push(...both);
+        res.end();
+      });
+    });
+    // Chunked, no declared length: both reads meet the limit while the body streams in.
+    const request = http.request(base, { method: 'POST' });
+    request.on('error', () => {});
+    request.write('x'.repeat(32));
+    request.end('x'.repeat(32));
+    await vi.waitFor(() => expect(outcomes).toEqual([413, 413]));
   });
 
   it('refuses a string body left by a text parser', async () => {

@@ -1,5 +1,6 @@
 // The pipeline's seams: diagnostics_channel tracing, the logger, answer-fast (queue) mode, workers and
 // the trusted entry they use.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DELIVERY_CHANNEL, type DeliveryTrace, STORE_CHANNEL } from './diagnostics';
@@ -103,6 +104,27 @@ describe('the hookline:delivery tracing channel', () => {
     });
     await receiver.handle(signed(envelope()));
     expect(scopes).toEqual(['enter', 'handler', 'leave']);
+  });
+
+  it('runs handlers registered with options (the guarded path) inside that scope too, across their awaits', async () => {
+    // A tracer's scope is an async context (AsyncLocalStorage.run): the guarded path awaits its store
+    // calls before the handler runs, and the handler must still see the delivery's span.
+    const span = new AsyncLocalStorage<string>();
+    const seen = traceEvents((trace) => {
+      trace.runInScope = (fn) => span.run(`span:${trace.deliveryId}`, fn);
+    });
+    stop = seen.stop;
+    const spans: (string | undefined)[] = [];
+    const receiver = createReceiver({ secret: SECRET, completion: 'handler' }).on(
+      '*',
+      () => {
+        spans.push(span.getStore());
+      },
+      { name: 'audit' },
+    );
+    const body = envelope();
+    expect((await receiver.handle(signed(body))).status).toBe(200);
+    expect(spans).toEqual([`span:${body.deliveryId}`]);
   });
 
   it('traces adapter refusals made through answerError', () => {

@@ -26,6 +26,15 @@ import { StoreTimeoutError } from './store-call';
 
 /** Serves one request: never rejects (a bug of ours is a 500, the service retries). */
 export function receive(state: ReceiverState, input: ReceiverInput): Promise<answers.ReceiverAnswer> {
+  const answer = receiveAwaitable(state, input);
+  return isPromiseLike(answer) ? answer : Promise.resolve(answer);
+}
+
+/**
+ * `receive` without the promise when every step answered synchronously: the node:http bridge writes
+ * such an answer in the same turn, without a microtask (see node-handler.ts). Never throws or rejects.
+ */
+export function receiveAwaitable(state: ReceiverState, input: ReceiverInput): Awaitable<answers.ReceiverAnswer> {
   const trace = startTrace('receive', state.config.now);
   let attempt: Attempt | undefined;
   let answer: Awaitable<answers.ReceiverAnswer>;
@@ -51,7 +60,7 @@ export function receive(state: ReceiverState, input: ReceiverInput): Promise<ans
   if (trace !== undefined) traceReturned(trace);
   if (!isPromiseLike(answer)) {
     if (trace !== undefined) traceSettled(trace, attempt, answer.status);
-    return Promise.resolve(answer);
+    return answer;
   }
   return answer.then(
     (value) => {

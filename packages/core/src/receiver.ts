@@ -7,7 +7,8 @@ import type { DeliveryFor, EventMap, EventPattern, ServiceEvents } from './event
 import type { HeadersInput } from './headers';
 import type { ErrorListener, ReceiverHooks } from './hooks';
 import { type ReceiverOptions, resolveOptions } from './options';
-import { answerEarly, receive } from './pipeline';
+import { attachDirectReceive } from './direct-receive';
+import { answerEarly, receive, receiveAwaitable } from './pipeline';
 import type { QueueWorker } from './queue';
 import { createState } from './receiver-state';
 import { startWorker, type WorkOptions } from './worker';
@@ -133,5 +134,6 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
   for (const [name, listener] of Object.entries(options.hooks ?? {})) {
     if (listener !== undefined) receiver.hook(name as keyof ReceiverHooks<E>, listener as never);
   }
+  attachDirectReceive(receiver, (input) => receiveAwaitable(state, input));
   return receiver;
 }

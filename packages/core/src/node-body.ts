@@ -1,0 +1,151 @@
+import type { IncomingMessage } from 'node:http';
+import { bodyAlreadyParsed, payloadTooLarge, requestTimeout } from './answers';
+import { checkDeclaredLength, clearDeadline, concatChunks, type Deadline, type Expiring, hasTimeLimit, setDeadline } from './body';
+import { type LingerOptions, lingerAfterAnswer } from './node-linger';
+
+/** A node request that a framework may have decorated with a parsed or raw body. */
+export type NodeRequest = IncomingMessage & { body?: unknown; rawBody?: unknown; _body?: unknown };
+
+/** The configuration error's advice when a framework already parsed the body (the Express wording). */
+export const PARSED_BODY_FIX =
+  "Mount the webhook route before any JSON/text body parser (e.g. before app.use(express.json())), or give it a raw parser that keeps the bytes as sent: express.raw({ type: (req) => !req.headers['content-encoding'], limit: receiver.maxBodyBytes, inflate: false }).";
+
+/** Options of `readNodeBody()`. */
+export interface NodeBodyOptions {
+  /** The configuration error's advice when a framework already parsed the body. */
+  fix?: string;
+  /** Body-read time limit: past it the read fails with 408 REQUEST_TIMEOUT (`receiver.bodyTimeoutMs`). */
+  timeoutMs?: number;
+  /** Bounds of the lingering close after a 413 or 408; see `LingerOptions`. */
+  linger?: LingerOptions;
+}
+
+/**
+ * The request's raw bytes: a `Buffer` a raw parser left in `req.body` or `req.rawBody`, or the stream
+ * read with the size limit (and, with `timeoutMs`, the time limit). A body some other parser already
+ * consumed is a configuration error at once, never a wait on a stream that has ended. A body refused
+ * while it is still coming (413 over the limit, 408 past the time) is read on and discarded after the
+ * answer (`lingerAfterAnswer`). The third argument may be the configuration error's advice alone.
+ *
+ * @example
+ * const body = await readNodeBody(req, receiver.maxBodyBytes, { timeoutMs: receiver.bodyTimeoutMs });
+ * writeNodeAnswer(res, await receiver.handle({ body, headers: req.headers }));
+ */
+export function readNodeBody(req: NodeRequest, limit: number, options?: string | NodeBodyOptions): Promise<Uint8Array> {
+  const bodyOptions = typeof options === 'string' ? { fix: options } : (options ?? {});
+  return new Promise((resolve, reject) => readNodeBodyThen(req, limit, bodyOptions, { body: resolve, refused: reject }));
+}
+
+/** Where a read's outcome goes: exactly one of the two, once. */
+interface BodySink {
+  body(bytes: Uint8Array): void;
+  refused(error: Error): void;
+}
+
+/**
+ * `readNodeBody` with a sink instead of a promise, called synchronously when the outcome is known at
+ * once (a buffered body, a parsed one, a declared length over the limit).
+ */
+function readNodeBodyThen(req: NodeRequest, limit: number, options: NodeBodyOptions, sink: BodySink): void {
+  const buffered = req.body instanceof Uint8Array ? req.body : req.rawBody instanceof Uint8Array ? req.rawBody : undefined;
+  if (buffered !== undefined) {
+    if (buffered.byteLength > limit) sink.refused(payloadTooLarge(limit));
+    else sink.body(buffered);
+    return;
+  }
+  // body-parser marks what it parsed with `_body`; a string body came from a text parser.
+  if (req._body === true || typeof req.body === 'string' || req.readableEnded) {
+    sink.refused(bodyAlreadyParsed(options.fix ?? PARSED_BODY_FIX));
+    return;
+  }
+  try {
+    checkDeclaredLength(req.headers?.['content-length'], limit);
+  } catch (error) {
+    lingerAfterAnswer(req, options.linger);
+    sink.refused(error as Error);
+    return;
+  }
+  const read = new StreamRead(req, limit, options, sink);
+  listen(req, read);
+  if (hasTimeLimit(options.timeoutMs)) read.deadline = setDeadline(options.timeoutMs, read);
+}
+
+const READ = Symbol('hookline.streamRead');
+type ReadRequest = NodeRequest & { [READ]?: StreamRead };
+
+/**
+ * One streaming read, its state in one object: the listeners below are shared by every read, where a
+ * closure per listener and per read cost more than reading a small body; the deadline calls its
+ * `expire()`. Listeners are never removed: once the read is done the rest is ignored, and a
+ * request is read once (removing them cost more than the whole read of a small body).
+ */
+class StreamRead implements Expiring {
+  chunks: Uint8Array[] = [];
+  total = 0;
+  done = false;
+  deadline: Deadline | undefined = undefined;
+
+  constructor(
+    readonly req: NodeRequest,
+    readonly limit: number,
+    readonly options: NodeBodyOptions,
+    readonly sink: BodySink,
+  ) {}
+
+  data(chunk: Uint8Array): void {
+    if (this.done) return;
+    this.total += chunk.byteLength;
+    if (this.total > this.limit) this.refuseWhileComing(payloadTooLarge(this.limit));
+    else this.chunks.push(chunk);
+  }
+
+  end(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.deadline !== undefined) clearDeadline(this.deadline);
+    this.sink.body(concatChunks(this.chunks, this.total));
+  }
+
+  fail(error: Error): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.deadline !== undefined) clearDeadline(this.deadline);
+    this.chunks = [];
+    this.sink.refused(error);
+  }
+
+  /** The deadline passed (`setDeadline`). */
+  expire(): void {
+    if (!this.done) this.refuseWhileComing(requestTimeout(this.options.timeoutMs as number));
+  }
+
+  /** Refused while the body is still coming: answer now, discard the rest (lingering close). */
+  private refuseWhileComing(error: Error): void {
+    this.req.pause();
+    lingerAfterAnswer(this.req, this.options.linger);
+    this.fail(error);
+  }
+}
+
+function onData(this: ReadRequest, chunk: Uint8Array): void {
+  this[READ]?.data(chunk);
+}
+function onEnd(this: ReadRequest): void {
+  this[READ]?.end();
+}
+// A client that goes away mid-body makes node emit 'error' ("aborted", ECONNRESET) since Node 16.
+function onError(this: ReadRequest, error: Error): void {
+  this[READ]?.fail(error);
+}
+
+function listen(req: ReadRequest, read: StreamRead): void {
+  if (req[READ] === undefined) {
+    req[READ] = read;
+    req.on('data', onData).on('end', onEnd).on('error', onError);
+  } else {
+    // A second read of the same request (rare): listeners of its own.
+    req.on('data', (chunk: Uint8Array) => read.data(chunk));
+    req.on('end', () => read.end());
+    req.on('error', (error: Error) => read.fail(error));
+  }
+}
