@@ -61,6 +61,25 @@ describe('ordering guard', () => {
     expect(stale).toHaveBeenCalledWith(expect.objectContaining({ handler: 'line-status', version: Date.parse(older.timestamp as string) }));
   });
 
+  it('skips an older delivery quietly when no `stale` hook is set: nothing reaches onError', async () => {
+    const errors: unknown[] = [];
+    const receiver = createReceiver({ secret: SECRET }).onError((error) => {
+      errors.push(error);
+    });
+    const seen: string[] = [];
+    receiver.on('line.status_changed', (d) => void seen.push(String(d.data.status)), {
+      name: 'line-status',
+      order: { key: (d) => String(d.data.lineId) },
+    });
+    const at = (offsetMs: number) => new Date(Date.now() - 60_000 + offsetMs).toISOString();
+    const newer = envelope({ event: 'line.status_changed', timestamp: at(2_000), data: { lineId: 'lin_1', status: 'degraded' } });
+    const older = envelope({ event: 'line.status_changed', timestamp: at(1_000), data: { lineId: 'lin_1', status: 'active' } });
+    expect((await receiver.handle(signed(newer))).status).toBe(200);
+    expect((await receiver.handle(signed(older))).status).toBe(200);
+    expect(seen).toEqual(['degraded']);
+    expect(errors).toEqual([]);
+  });
+
   it("by rank with early: 'retry': a read before its delivered is answered 409, then runs once the predecessor did", async () => {
     const receiver = createReceiver({ secret: SECRET });
     const seen: string[] = [];

@@ -125,6 +125,11 @@ export function handlerEntry(
   }
   if (onInvalid !== 'retry' && onInvalid !== 'permanent')
     throw misuse(`onInvalid must be 'retry' or 'permanent', got ${String(onInvalid)}.`);
+  if (transactional && name === undefined) {
+    throw misuse(
+      "a transactional handler needs a name: { name: 'save-order', transactional: true } (its completion record, kept per handler, commits in its transaction).",
+    );
+  }
   if (transactional && typeof receiver.store.transaction !== 'function') {
     throw misuse(
       'transactional: true needs a store that runs transactions over a connection pool (@hookline/postgres or @hookline/mysql, given a pool); this store has no transaction().',

@@ -1,9 +1,12 @@
-// What the Redis store refuses before it reaches Redis, and what it does with a record it cannot read.
+// What the Redis store refuses before it reaches Redis, what it does with a record it cannot read, and
+// which server errors make it send a script again.
 import { randomUUID } from 'node:crypto';
 import { StoreDataError } from '@hookline/core/adapter';
 import { requireServer } from '@hookline/testing';
+import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IoredisLike, NodeRedisLike } from './redis-client';
 import { redisStore } from './redis-store';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -66,5 +69,49 @@ describe.skipIf(!server.reachable)('redisStore: arguments and unreadable records
     await expect((store.readVersion as (key: string) => Promise<number | undefined>)('hookline:order:h:bad:version')).rejects.toThrow(
       'redisStore: the version record of "hookline:order:h:bad:version" holds "not-a-number"',
     );
+  });
+
+  describe('an error other than NOSCRIPT', () => {
+    // Re-sending the script as EVAL is for a server that does not know it. Any other error (a wrong
+    // type, a timeout after which the script may have run) goes back to the caller as the server
+    // answered it, without a second command.
+    const io = new Redis(REDIS_URL, { lazyConnect: true });
+    afterAll(() => io.quit());
+
+    /** The key's record is a hash, not a string: the script's GET fails with WRONGTYPE. */
+    async function wrongTypeKey(): Promise<string> {
+      const id = `wdl_${randomUUID()}`;
+      await client.hSet(`${prefix}ns:{${id}}`, 'field', 'value');
+      return `ns:${id}`;
+    }
+
+    it('rejects with the server error and sends no EVAL, with node-redis', async () => {
+      let evals = 0;
+      const counted: NodeRedisLike = {
+        evalSha: (sha1, options) => client.evalSha(sha1, options),
+        eval: (script, options) => {
+          evals++;
+          return client.eval(script, options);
+        },
+      };
+      const store = redisStore({ client: counted, prefix });
+      await expect(store.claim(await wrongTypeKey(), 't', 60_000)).rejects.toThrow(/WRONGTYPE/);
+      expect(evals).toBe(0);
+    });
+
+    it('rejects with the server error and sends no EVAL, with ioredis', async () => {
+      await io.connect();
+      let evals = 0;
+      const counted: IoredisLike = {
+        evalsha: (sha1, numkeys, ...args) => io.evalsha(sha1, numkeys, ...args),
+        eval: (script, numkeys, ...args) => {
+          evals++;
+          return io.eval(script, numkeys, ...args);
+        },
+      };
+      const store = redisStore({ client: counted, prefix });
+      await expect(store.claim(await wrongTypeKey(), 't', 60_000)).rejects.toThrow(/WRONGTYPE/);
+      expect(evals).toBe(0);
+    });
   });
 });

@@ -119,9 +119,9 @@ async function guardedCall(
     await call(state, attempt, entry, context, completionKey);
     await storeCall(state, attempt, 'advanceVersion', () => versions.advanceVersion(versionKey, version, state.config.retentionMs));
   } finally {
-    await storeCall(state, attempt, 'release', () => store(state).release(lockKey, attempt.token)).catch((error: unknown) =>
-      reportError(state, error, { phase: 'store', delivery: attempt.delivery }),
-    );
+    // storeCall reported a failed release already; the lock's lease lapses on its own, and the
+    // handler's outcome stands (a second report would wrongly say the delivery was not processed).
+    await storeCall(state, attempt, 'release', () => store(state).release(lockKey, attempt.token)).catch(() => {});
   }
 }
 
