@@ -78,6 +78,37 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
     expect(await queue.deadLetters()).toEqual([]);
   });
 
+  it('writes a burst of enqueues together, each with its own answer', async () => {
+    const queue = open('burst');
+    const known = queued();
+    await queue.enqueue(known);
+    const fresh = Array.from({ length: 30 }, () => queued());
+    const waiting: string[] = [];
+    queue.queue.on('waiting', (job) => waiting.push(String(job.id)));
+    // One event-loop turn: the known delivery again, 30 new ones, and the first new one twice.
+    const answers = await Promise.all([known, ...fresh, fresh[0] as QueuedDelivery].map((job) => queue.enqueue(job)));
+    expect(answers[0]).toEqual({ duplicate: true });
+    expect(answers.slice(1, 31)).toEqual(fresh.map(() => ({ duplicate: false })));
+    expect(answers[31]).toEqual({ duplicate: true });
+    expect(await queue.queue.getJobCounts('wait')).toEqual({ wait: 31 });
+    expect(waiting).toHaveLength(31);
+    const stored = await queue.queue.getJob(jobIdFor((fresh[5] as QueuedDelivery).delivery.deliveryId));
+    expect(stored?.data).toEqual(JSON.parse(JSON.stringify(fresh[5])));
+    expect(stored?.opts).toMatchObject({ attempts: 3, backoff: { type: 'fixed', delay: 10 } });
+  });
+
+  it('rejects every enqueue of a burst when Redis is unreachable', async () => {
+    const queue = bullmqQueue({
+      connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null, retryStrategy: () => 1_000 },
+      name: `${run}-burst-down`,
+      commandTimeoutMs: 300,
+      onError: () => {},
+    });
+    const results = await Promise.allSettled([queued(), queued(), queued()].map((job) => queue.enqueue(job)));
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    await queue.close().catch(() => {});
+  });
+
   it('retries a rejected job with its attempt count, then dead-letters it with the last error', async () => {
     const queue = open('retry');
     const job = queued();

@@ -1,6 +1,7 @@
 import type { DeadLetter, DeliveryQueue, JobResult, QueuedDelivery, QueueJob, QueueWorker } from '@hookline/core/adapter';
 import { type ConnectionOptions, type Job, Queue, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import { bounded } from './bounded';
+import { enqueueBatcher } from './enqueue-batch';
 import { deliveryIdOf, jobIdFor } from './job-id';
 
 const HOUR_MS = 3_600_000;
@@ -110,6 +111,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
     },
   });
   queue.on('error', onError);
+  const enqueueBatched = enqueueBatcher(queue, timeoutMs);
 
   async function retryFailed(job: Job): Promise<boolean> {
     try {
@@ -126,26 +128,9 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
     name: 'bullmq',
     queue,
 
-    async enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
+    enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
       // Per-tenant receivers scope deliveryIds (two tenants may send the same one): the job is theirs.
-      const jobId = jobIdFor((job.scope ?? '') + job.delivery.deliveryId);
-      return bounded(
-        (async () => {
-          // BullMQ's add() answers a known jobId with the existing job and no sign that it was one.
-          // So HEXISTS the job's hash on the queue's own connection, written just before add()'s
-          // script (add awaits before it writes): Redis runs them in that order, so the answer is
-          // the state before this add, in the same round trip. (getJobState() first cost a second
-          // round trip and ~60 µs of CPU per delivery in the bench.) Two enqueues racing for one
-          // deliveryId both answer "not a duplicate" but still make one job; the receiver's claim
-          // keeps that race from happening in practice.
-          const client = await queue.backend.client;
-          const existed = client.hexists(queue.toKey(jobId), 'data');
-          await queue.add(job.delivery.event, job, { jobId });
-          return { duplicate: (await existed) === 1 };
-        })(),
-        timeoutMs,
-        `bullmq enqueue of ${job.delivery.deliveryId}`,
-      );
+      return enqueueBatched(jobIdFor((job.scope ?? '') + job.delivery.deliveryId), job);
     },
 
     work(process: (job: QueueJob) => Promise<JobResult>, { concurrency }: { concurrency: number }): QueueWorker {

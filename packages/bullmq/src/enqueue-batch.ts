@@ -1,0 +1,125 @@
+import type { QueuedDelivery } from '@hookline/core/adapter';
+import { Job, type Queue } from 'bullmq';
+import { bounded } from './bounded';
+
+/** A delivery waiting for the end of the event-loop turn to be written with the others of its burst. */
+interface PendingEnqueue {
+  jobId: string;
+  job: QueuedDelivery;
+  resolve(result: { duplicate: boolean }): void;
+  reject(error: unknown): void;
+}
+
+/** The part of an ioredis connection's socket used to send a burst's commands in one write. */
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/**
+ * Which of the burst's job hashes exist already, in one command: the answer is an array of 0 and 1
+ * in the order of the keys. Sent as EVAL (Redis caches the compiled script by its hash), never as an
+ * EVALSHA that could fail with NOSCRIPT and be sent again after the adds, when the answer would be
+ * the state after them.
+ */
+const EXISTING_JOBS = "local found = {} for i, key in ipairs(KEYS) do found[i] = redis.call('HEXISTS', key, 'data') end return found";
+
+/**
+ * Enqueues that arrive in the same event-loop turn go to Redis in one socket write. Under load they
+ * come in bursts (Redis answers many deliveries' claims in one read, and each answer starts an
+ * enqueue in the same turn): sent one by one, each enqueue would cost this process two writes (the
+ * duplicate check and the add) and Redis as many commands to read and answer; corked together, a
+ * burst is one write holding one duplicate check and one add per job. A lone delivery waits for the
+ * end of the current turn only (`setImmediate`).
+ *
+ * The adds go through BullMQ's own add (`addJobToTransaction`, the script `Queue.add` runs), written
+ * synchronously and in order on the queue's connection, and each job gets its own answer or error.
+ * No ioredis pipeline is built for a burst: one copies every script BullMQ defines onto a new object,
+ * tens of microseconds each time. A burst is bounded by `timeoutMs` as a whole.
+ */
+export function enqueueBatcher(queue: Queue, timeoutMs: number): (jobId: string, job: QueuedDelivery) => Promise<{ duplicate: boolean }> {
+  let pending: PendingEnqueue[] = [];
+
+  function flush(): void {
+    const batch = pending;
+    pending = [];
+    const what =
+      batch.length === 1 ? `bullmq enqueue of ${batch[0]?.job.delivery.deliveryId}` : `bullmq enqueue of ${batch.length} deliveries`;
+    bounded(write(batch), timeoutMs, what).then(
+      (outcomes) => {
+        for (let i = 0; i < batch.length; i++) {
+          const entry = batch[i] as PendingEnqueue;
+          const outcome = outcomes[i];
+          if (outcome instanceof Error) entry.reject(outcome);
+          else entry.resolve({ duplicate: outcome === true });
+        }
+      },
+      (error: unknown) => {
+        for (const entry of batch) entry.reject(error);
+      },
+    );
+  }
+
+  /**
+   * Adds the burst's jobs; resolves with, per entry, whether its job was in the queue already or the
+   * error its add failed with. BullMQ's add answers a known jobId with the existing job and no sign
+   * that it was one, so the burst's job hashes are looked up first, in the same write: Redis runs the
+   * commands of one connection in order, so the answer is the state before these adds. A jobId twice
+   * in one burst is one job: its later entries are duplicates of the first. Two enqueues of one
+   * deliveryId in different bursts may both answer "not a duplicate" but still make one job; the
+   * receiver's claim keeps that race from happening in practice.
+   */
+  async function write(batch: PendingEnqueue[]): Promise<(boolean | Error)[]> {
+    const client = await queue.backend.client;
+    const options = queue.defaultJobOptions;
+    const firstOf = new Map<string, number>();
+    const keys: string[] = [];
+    for (let i = 0; i < batch.length; i++) {
+      const { jobId } = batch[i] as PendingEnqueue;
+      if (firstOf.has(jobId)) continue;
+      firstOf.set(jobId, i);
+      keys.push(queue.toKey(jobId));
+    }
+    const socket = (client as unknown as { stream?: Partial<Corkable> }).stream;
+    const cork = typeof socket?.cork === 'function' && typeof socket.uncork === 'function' ? (socket as Corkable) : undefined;
+    cork?.cork();
+    let existing: Promise<number[]>;
+    const added: Promise<unknown>[] = [];
+    try {
+      existing = client.runCommand('eval', [EXISTING_JOBS, keys.length, ...keys]);
+      existing.catch(() => {}); // awaited below, unless an add throws first
+      for (const [jobId, index] of firstOf) {
+        const { job } = batch[index] as PendingEnqueue;
+        const created = new Job(queue, job.delivery.event, job, { ...options, jobId }, jobId);
+        const add = queue.backend.addJobToTransaction(client, created.asJSON(), jobId);
+        // What Queue.add tells its listeners, for code watching the queue this package exposes.
+        added.push(queue.listenerCount('waiting') > 0 ? add.then(() => queue.emit('waiting', created)) : add);
+      }
+    } finally {
+      cork?.uncork();
+    }
+    const outcomes = await Promise.allSettled(added);
+    const found = await existing;
+    const answers = new Map<string, boolean | Error>();
+    let at = 0;
+    for (const jobId of firstOf.keys()) {
+      const outcome = outcomes[at] as PromiseSettledResult<unknown>;
+      answers.set(jobId, outcome.status === 'rejected' ? asError(outcome.reason) : found[at] === 1);
+      at++;
+    }
+    return batch.map(({ jobId }, index) => {
+      const answer = answers.get(jobId) as boolean | Error;
+      return firstOf.get(jobId) === index || answer instanceof Error ? answer : true;
+    });
+  }
+
+  return (jobId, job) =>
+    new Promise((resolve, reject) => {
+      if (pending.length === 0) setImmediate(flush);
+      pending.push({ jobId, job, resolve, reject });
+    });
+}
+
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason));
+}
