@@ -19,30 +19,58 @@ const created = new Set<string>([table]);
 const newPool = () => mysql.createPool({ uri: MYSQL_URL, connectionLimit: 8, connectTimeout: 5_000 });
 
 /**
- * Sends every completion between two others on fresh keys, to a store that runs one completion
- * statement at a time: the first decoy goes alone and the completion leaves in a batch with the
- * second, so the conformance suite runs against the batch statement. The second decoy holds a lease
- * of its own; when the completion under test is refused, fewer rows change than were asked for and
- * the store reads which.
+ * Sends every claim and every completion together with others on fresh keys, so the conformance
+ * suite runs against the batch statements: operations that arrive in one turn of the event loop leave
+ * together. A claim's batch also holds a key that has a row already (claimed again alone, as the key
+ * under test may be) and a new one, before and after the key under test in turn. A completion's
+ * decoy holds a lease of its own: when the completion under test is refused, fewer rows change than
+ * were asked for and the store reads which.
  */
 function alwaysBatched(store: MysqlStore): IdempotencyStore {
-  const decoy = () => `decoy:wdl_${randomUUID()}`;
+  let calls = 0;
+  const decoy = (order = '') => `${order}decoy:wdl_${randomUUID()}`;
   return {
-    claim: (key, token, leaseMs) => store.claim(key, token, leaseMs),
-    async complete(key, token, retentionMs) {
-      const [first, second] = [decoy(), decoy()];
-      await store.claim(second, 'decoy', 60_000);
-      const [, result, decoyDone] = await Promise.all([
-        store.complete(first, 'decoy', retentionMs),
-        store.complete(key, token, retentionMs),
-        store.complete(second, 'decoy', retentionMs),
+    async claim(key, token, leaseMs) {
+      // '0' sorts before the suite's keys ('conformance-…'), '~' after.
+      const [before, after] = calls++ % 2 === 0 ? ['0', '~'] : ['~', '0'];
+      const [held, fresh] = [decoy(before), decoy(after)];
+      await store.claim(held, 'held', 60_000);
+      const [result, heldAnswer, freshAnswer] = await Promise.all([
+        store.claim(key, token, leaseMs),
+        store.claim(held, 'held', leaseMs),
+        store.claim(fresh, 'decoy', leaseMs),
       ]);
+      expect(heldAnswer.state).toBe('in_progress');
+      expect(freshAnswer).toEqual({ state: 'acquired', attempt: 1 });
+      return result;
+    },
+    async complete(key, token, retentionMs) {
+      const held = decoy();
+      await store.claim(held, 'decoy', 60_000);
+      const [result, decoyDone] = await Promise.all([store.complete(key, token, retentionMs), store.complete(held, 'decoy', retentionMs)]);
       expect(decoyDone).toBe(true);
       return result;
     },
     release: (key, token) => store.release(key, token),
     extend: (key, token, leaseMs) => store.extend(key, token, leaseMs),
   };
+}
+
+/** A pool that counts the statements sent through it (prepared or as text), by their first words. */
+function countingPool(pool: mysql.Pool): { pool: mysql.Pool; sent: (prefix: string) => number; prepared: () => Set<string> } {
+  const sent: string[] = [];
+  const prepared = new Set<string>();
+  const counted = new Proxy(pool, {
+    get(target, property, receiver) {
+      if (property !== 'execute' && property !== 'query') return Reflect.get(target, property, receiver);
+      return (options: { sql: string }, values: unknown[]) => {
+        sent.push(options.sql);
+        if (property === 'execute') prepared.add(options.sql);
+        return property === 'execute' ? target.execute(options, values as never) : target.query(options, values as never);
+      };
+    },
+  });
+  return { pool: counted, sent: (prefix) => sent.filter((text) => text.startsWith(prefix)).length, prepared: () => prepared };
 }
 
 describe('schema', () => {
@@ -96,7 +124,7 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
   }
 
   describeStoreConformance(
-    'mysqlStore (batched completions)',
+    'mysqlStore (batched claims and completions)',
     () => {
       const pool = newPool();
       let ended = false;
@@ -116,30 +144,122 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
 
   it('sends completions that arrive together in fewer statements, each answered as its own', async () => {
     const pool = newPool();
-    let statements = 0;
-    const counted = new Proxy(pool, {
-      get(target, property, receiver) {
-        if (property !== 'execute') return Reflect.get(target, property, receiver);
-        return (...args: unknown[]) => {
-          statements++;
-          return (target.execute as (...a: unknown[]) => unknown)(...args);
-        };
-      },
-    });
+    const { pool: counted, sent } = countingPool(pool);
     const s = store(counted);
     try {
       const keys = Array.from({ length: 200 }, (_, i) => `batch:${i}:wdl_${randomUUID()}`);
       const tokens = keys.map(() => randomUUID());
       await Promise.all(keys.map((key, i) => s.claim(key, tokens[i]!, 60_000)));
-      const before = statements;
+      const before = sent('UPDATE');
       // Half of them with the wrong token: only the owners' completions count.
       const completed = await Promise.all(keys.map((key, i) => s.complete(key, i % 2 === 0 ? tokens[i]! : randomUUID(), 60_000)));
       expect(completed).toEqual(keys.map((_, i) => i % 2 === 0));
-      expect(statements - before).toBeLessThan(keys.length / 4);
+      expect(sent('UPDATE') - before).toBeLessThan(keys.length / 4);
       const again = await Promise.all(keys.map((key) => s.claim(key, randomUUID(), 60_000)));
       expect(again.map((claim) => claim.state)).toEqual(keys.map((_, i) => (i % 2 === 0 ? 'completed' : 'in_progress')));
     } finally {
       await pool.end();
+    }
+  });
+
+  it('sends claims that arrive together in fewer statements, each answered as it would be alone', async () => {
+    const pool = newPool();
+    const { pool: counted, sent, prepared } = countingPool(pool);
+    const s = store(counted);
+    const alone = store(admin, { maxBatchSize: 1 });
+    try {
+      const key = (label: string, i: number) => `claims:${label}:${i}:wdl_${randomUUID()}`;
+      const fresh = Array.from({ length: 200 }, (_, i) => key('new', i));
+      // Keys that have a row already, in every state, each with the answer a claim alone gets.
+      type Expected = { key: string; token: string; answer: { state: string; [field: string]: unknown } };
+      const existing: Expected[] = [];
+      for (let i = 0; i < 10; i++) {
+        const [live, own, done, released, expired] = ['live', 'own', 'done', 'released', 'expired'].map((label) => key(label, i));
+        await alone.claim(live!, 'holder', 60_000);
+        await alone.claim(own!, 'same-token', 60_000);
+        await alone.claim(done!, 'finisher', 60_000);
+        await alone.complete(done!, 'finisher', 60_000);
+        await alone.claim(released!, 'quitter', 60_000);
+        await alone.release(released!, 'quitter');
+        await alone.claim(expired!, 'late', 1);
+        existing.push(
+          { key: live!, token: randomUUID(), answer: { state: 'in_progress', retryAfterMs: expect.any(Number) } },
+          { key: own!, token: 'same-token', answer: { state: 'in_progress', retryAfterMs: expect.any(Number) } },
+          { key: done!, token: randomUUID(), answer: { state: 'completed' } },
+          { key: released!, token: randomUUID(), answer: { state: 'acquired', attempt: 2 } },
+          { key: expired!, token: randomUUID(), answer: { state: 'acquired', attempt: 2 } },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10)); // the 1 ms leases have ended
+      // Every fourth new key is followed by one that had a row.
+      const claims = fresh.flatMap((k, i): Expected[] => [
+        { key: k, token: randomUUID(), answer: { state: 'acquired', attempt: 1 } },
+        ...(i % 4 === 0 ? [existing[i / 4]!] : []),
+      ]);
+      const answers = await Promise.all(claims.map((c) => s.claim(c.key, c.token, 60_000)));
+      expect(answers).toEqual(claims.map((c) => c.answer));
+      // The new keys left in batches; each key that had a row was claimed again alone.
+      expect(sent('INSERT')).toBeLessThan(fresh.length / 4 + existing.length * 2);
+      // Each acquired lease is its claimer's, as if it had been claimed alone.
+      const owners = claims.filter((c) => c.answer.state === 'acquired');
+      expect(await Promise.all(owners.map((c) => s.complete(c.key, c.token, 60_000)))).toEqual(owners.map(() => true));
+      const after = await Promise.all(claims.map((c) => alone.claim(c.key, randomUUID(), 60_000)));
+      expect(after.map((a, i) => (claims[i]!.answer.state === 'acquired' ? a.state : 'skipped'))).toEqual(
+        claims.map((c) => (c.answer.state === 'acquired' ? 'completed' : 'skipped')),
+      );
+      // Batches of many sizes went out, but only the one-row statements were prepared: a server's
+      // max_prepared_stmt_count is shared by every connection of every process.
+      expect([...prepared()].map((text) => text.split(' ')[0])).toEqual(expect.arrayContaining(['INSERT']));
+      expect(prepared().size).toBeLessThanOrEqual(3);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('answers a batch of 50 claims, the most one statement reports, each from its own row', async () => {
+    const pool = newPool();
+    const { pool: counted, sent } = countingPool(pool);
+    const s = store(counted);
+    try {
+      const keys = Array.from({ length: 50 }, (_, i) => `full:${String(i).padStart(2, '0')}:wdl_${randomUUID()}`);
+      // Every third key has a live lease already: rows with and without a row, at every bit position.
+      for (const [i, k] of keys.entries()) if (i % 3 === 0) await s.claim(k, 'holder', 60_000);
+      const before = sent('INSERT');
+      const answers = await Promise.all(keys.map((k) => s.claim(k, randomUUID(), 60_000)));
+      expect(answers.map((a) => a.state)).toEqual(keys.map((_, i) => (i % 3 === 0 ? 'in_progress' : 'acquired')));
+      expect(answers.filter((a) => a.state === 'acquired')).toEqual(
+        keys.filter((_, i) => i % 3 !== 0).map(() => ({ state: 'acquired', attempt: 1 })),
+      );
+      // One batch of 50, then the 17 keys that had a row, each alone.
+      expect(sent('INSERT') - before).toBe(1 + 17);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('gives a brand-new key to exactly one of 64 claimers whose claims leave in batches from 4 pools', async () => {
+    const pools = Array.from({ length: 4 }, newPool);
+    const stores = pools.map((pool) => store(pool, { batchConcurrency: 1 }));
+    try {
+      for (let round = 0; round < 5; round++) {
+        const key = `batch-race:${round}:wdl_${randomUUID()}`;
+        // Each claimer also claims a key of its own at the same time, so the raced key shares batches.
+        const results = await Promise.all(
+          Array.from({ length: 64 }, async (_, i) => {
+            const own = `batch-race:${round}:${i}:wdl_${randomUUID()}`;
+            const [raced, mine] = await Promise.all([
+              stores[i % 4]!.claim(key, randomUUID(), 60_000),
+              stores[i % 4]!.claim(own, randomUUID(), 60_000),
+            ]);
+            expect(mine).toEqual({ state: 'acquired', attempt: 1 });
+            return raced;
+          }),
+        );
+        expect(results.filter((r) => r.state === 'acquired')).toEqual([{ state: 'acquired', attempt: 1 }]);
+        expect(results.filter((r) => r.state === 'in_progress')).toHaveLength(63);
+      }
+    } finally {
+      await Promise.all(pools.map((pool) => pool.end()));
     }
   });
 

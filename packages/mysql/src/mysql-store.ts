@@ -4,7 +4,7 @@ import { StoreDataError } from '@hookline/core/adapter';
 import { batchQueue } from './batch-queue';
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { MAX_KEY_BYTES, MAX_TOKEN_BYTES, qualifiedTable, schemaSql, type TableLocation } from './schema';
-import { OUTCOME, PRUNE_CHUNK, statements } from './statements';
+import { MAX_CLAIM_BATCH, OUTCOME, PRUNE_CHUNK, statements } from './statements';
 import { lendsConnections, mysqlTransaction } from './transaction';
 import { versionRecords, versionsSchemaSql } from './versions';
 
@@ -19,8 +19,9 @@ export interface MysqlStoreOptions extends TableLocation {
    */
   keepMs?: number;
   /**
-   * Server-side prepared statements (`execute`, parsed once per connection); `false` sends each
-   * statement as text (`query`), for proxies that cannot keep prepared statements.
+   * Server-side prepared statements (`execute`, parsed once per connection) for the one-row
+   * statements; `false` sends them as text (`query`), for proxies that cannot keep prepared
+   * statements. Batch statements always go as text (their text depends on the batch's size).
    * @default true
    */
   preparedStatements?: boolean;
@@ -31,14 +32,16 @@ export interface MysqlStoreOptions extends TableLocation {
    */
   statementTimeoutMs?: number;
   /**
-   * Most completions sent together in one statement. Under load, the completions that arrive while
-   * `batchConcurrency` completion statements are running leave together when one comes back: one
-   * round trip and one commit for many deliveries. `1` sends each one alone.
+   * Most claims, or completions, sent together in one statement (claims: at most 50). The claims that
+   * arrive in one turn of the event loop leave together, and so do those that arrive while
+   * `batchConcurrency` claim statements are running; completions the same: one round trip and one
+   * commit for many deliveries. `1` sends each one alone.
    * @default 100
    */
   maxBatchSize?: number;
   /**
-   * Most completion statements running at once; completions beyond wait for the next batch.
+   * Most claim statements, and most completion statements, running at once; operations beyond wait
+   * for the next batch. Keep twice this under the pool's `connectionLimit` (mysql2's default is 10).
    * @default 2
    */
   batchConcurrency?: number;
@@ -96,8 +99,10 @@ const errno = (error: unknown): number | undefined => (error as { errno?: number
  * same table. Every expiry on the database clock. A claim is one `INSERT … ON DUPLICATE KEY UPDATE`
  * whose assignments take the row only when its lease or retention ended, and which hands back what it
  * found through LAST_INSERT_ID (MySQL has no RETURNING); the row lock it takes makes concurrent claims
- * queue, so exactly one acquires. `complete`, `release` and `extend` are `UPDATE … WHERE` the row still
- * holds the caller's token. Errors reject the operation's promise, which the receiver answers 503.
+ * queue, so exactly one acquires. Under load, claims of new keys are inserted many to a statement, and
+ * a key that had a row is then claimed alone. `complete`, `release` and `extend` are `UPDATE … WHERE`
+ * the row still holds the caller's token. Errors reject the operation's promise, which the receiver
+ * answers 503.
  *
  * @example
  * import mysql from 'mysql2/promise';
@@ -115,15 +120,33 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
   const timeout = ms('statementTimeoutMs', options.statementTimeoutMs ?? 5_000);
   const prepared = options.preparedStatements ?? true;
   const sql = statements(table);
+  // A batch statement's text depends only on its size: built once per size, not once per batch.
+  const bySize = (build: (n: number) => string) => {
+    const built = new Map<number, string>();
+    return (n: number): string => built.get(n) ?? built.set(n, build(n)).get(n)!;
+  };
+  const claimMany = bySize(sql.claimMany);
+  const completeMany = bySize(sql.completeMany);
+  const completedBy = bySize(sql.completedBy);
   const maxBatch = count('maxBatchSize', options.maxBatchSize ?? 100);
   const concurrency = count('batchConcurrency', options.batchConcurrency ?? 2);
 
-  async function run(text: string, values: MysqlValue[]): Promise<{ affectedRows: number; insertId: number }> {
+  /**
+   * Sends one statement. A batch statement's text depends on its size (up to ~250 texts), so batches
+   * always go as text: prepared, each connection of each process would keep one server-side statement
+   * per size, and a few processes would reach the server's max_prepared_stmt_count (16,382 by default).
+   */
+  async function run(text: string, values: MysqlValue[], batch = false): Promise<{ affectedRows: number; insertId: number; info: string }> {
     for (let tries = 1; ; tries++) {
       try {
-        const [result] = prepared ? await pool.execute({ sql: text, timeout }, values) : await pool.query({ sql: text, timeout }, values);
-        const header = result as { affectedRows?: unknown; insertId?: unknown };
-        return { affectedRows: Number(header.affectedRows ?? 0), insertId: Number(header.insertId ?? 0) };
+        const [result] =
+          prepared && !batch ? await pool.execute({ sql: text, timeout }, values) : await pool.query({ sql: text, timeout }, values);
+        const header = result as { affectedRows?: unknown; insertId?: unknown; info?: unknown };
+        return {
+          affectedRows: Number(header.affectedRows ?? 0),
+          insertId: Number(header.insertId ?? 0),
+          info: typeof header.info === 'string' ? header.info : '',
+        };
       } catch (error) {
         // InnoDB may pick a claim of a brand-new key as a deadlock victim when others insert the same
         // key at once; the statement was rolled back whole, so it is sent again.
@@ -136,17 +159,66 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     }
   }
 
-  async function claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
-    const k = bytes('key', key, MAX_KEY_BYTES);
-    const t = bytes('token', token, MAX_TOKEN_BYTES);
-    const lease = ms('leaseMs', leaseMs);
-    const { insertId } = await run(sql.claim, [k, t, lease, lease + keep, t, lease + keep, lease]);
+  interface Claim {
+    key: Buffer;
+    token: Buffer;
+    lease: number;
+  }
+  async function claimAlone({ key, token, lease }: Claim): Promise<ClaimResult> {
+    const { insertId } = await run(sql.claim, [key, token, lease, lease + keep, token, lease + keep, lease]);
     const kind = insertId % 4;
     const value = Math.floor(insertId / 4);
     if (kind === OUTCOME.acquired && value >= 1) return { state: 'acquired', attempt: value };
     if (kind === OUTCOME.inProgress && value >= 1) return { state: 'in_progress', retryAfterMs: value };
     if (kind === OUTCOME.completed) return { state: 'completed' };
-    throw new Error(`mysqlStore: the claim of ${JSON.stringify(key)} answered an outcome it cannot have (${insertId})`);
+    throw new Error(`mysqlStore: the claim of ${JSON.stringify(key.toString())} answered an outcome it cannot have (${insertId})`);
+  }
+  /**
+   * Each claim's answer; for a key that had a row, the promise of its claim sent alone, which no longer
+   * holds the batch's place (and whose failure is its own).
+   */
+  async function claims(items: Claim[]): Promise<(ClaimResult | Promise<ClaimResult>)[]> {
+    const [one] = items;
+    if (items.length === 1 && one !== undefined) return [await claimAlone(one)];
+    // In index order, as InnoDB would lock them anyway: two batches never wait on each other in a cycle.
+    const rows = [...items].sort((a, b) => Buffer.compare(a.key, b.key));
+    const lease = rows[0]!.lease;
+    const { insertId, info } = await run(
+      claimMany(rows.length),
+      rows.flatMap((row) => [row.key, row.token, lease, lease + keep]),
+      true,
+    );
+    const inserted = rows.map((_, i) => Math.floor(insertId / 2 ** (rows.length - 1 - i)) % 2 === 1);
+    // The server also counts the rows that were there already ("Duplicates: N"): a server that wrote
+    // the rows in another order than the bits assume would be found out here, and fail closed.
+    const duplicates = /Duplicates: (\d+)/.exec(info)?.[1];
+    if (
+      !Number.isSafeInteger(insertId) ||
+      insertId < 0 ||
+      insertId >= 2 ** rows.length ||
+      (duplicates !== undefined && Number(duplicates) !== inserted.filter((bit) => !bit).length)
+    ) {
+      throw new Error(`mysqlStore: a batch of ${rows.length} claims answered an outcome it cannot have (${insertId}, ${info})`);
+    }
+    // A new key was acquired by the batch; a key that already had a row is claimed again alone.
+    const answers = new Map<Claim, ClaimResult | Promise<ClaimResult>>();
+    for (const [i, row] of rows.entries()) answers.set(row, inserted[i] ? { state: 'acquired', attempt: 1 } : claimAlone(row));
+    return items.map((item) => answers.get(item)!);
+  }
+  const claimQueued =
+    maxBatch === 1
+      ? claimAlone
+      : batchQueue({
+          run: claims,
+          keyOf: (item: Claim) => item.key.toString('latin1'),
+          groupOf: (item: Claim) => item.lease,
+          maxSize: Math.min(maxBatch, MAX_CLAIM_BATCH),
+          concurrency,
+        });
+  async function claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
+    const k = bytes('key', key, MAX_KEY_BYTES);
+    const t = bytes('token', token, MAX_TOKEN_BYTES);
+    return await claimQueued({ key: k, token: t, lease: ms('leaseMs', leaseMs) });
   }
 
   const owned = (key: string, token: string) => [bytes('key', key, MAX_KEY_BYTES), bytes('token', token, MAX_TOKEN_BYTES)];
@@ -165,18 +237,13 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     const marker = randomBytes(8);
     const retention = items[0]!.retention;
     const keys = items.map((item) => item.key);
-    const { affectedRows } = await run(sql.completeMany(items.length), [
-      marker,
-      retention,
-      retention,
-      ...keys,
-      ...items.flatMap((item) => [item.key, item.token]),
-    ]);
+    const { affectedRows } = await run(
+      completeMany(items.length),
+      [marker, retention, retention, ...keys, ...items.flatMap((item) => [item.key, item.token])],
+      true,
+    );
     if (affectedRows === items.length) return items.map(() => true);
-    const [rows] = await (prepared ? pool.execute : pool.query).call(pool, { sql: sql.completedBy(items.length), timeout }, [
-      ...keys,
-      marker,
-    ]);
+    const [rows] = await pool.query({ sql: completedBy(items.length), timeout }, [...keys, marker]); // a batch: as text (see run)
     const done = new Set((rows as { k: Buffer }[]).map((row) => Buffer.from(row.k).toString('hex')));
     return keys.map((key) => done.has(key.toString('hex')));
   }

@@ -14,6 +14,12 @@ export const OUTCOME = { acquired: 1, inProgress: 2, completed: 3 } as const;
 
 const list = (n: number, item: string): string => Array.from({ length: n }, () => item).join(', ');
 
+/**
+ * Most claims in one statement: its answer has a bit per claim and must stay an exact integer in a
+ * JavaScript number (below 2^53), whatever the pool's `supportBigNumbers`.
+ */
+export const MAX_CLAIM_BATCH = 50;
+
 /** Most rows one prune statement deletes. */
 export const PRUNE_CHUNK = 5_000;
 
@@ -40,12 +46,30 @@ ON DUPLICATE KEY UPDATE
   purge_at   = IF(${FREE}, ${after()}, purge_at),
   expires_at = IF(${FREE}, ${after()}, expires_at)`;
 
+  // Claims that queued up, one statement and one commit for all. Only a brand-new key is taken here:
+  // a row that exists is left exactly as it was (its assignment changes nothing), and its claim is then
+  // sent alone as `claim`, which answers it exactly as it would have been answered by itself. Which rows
+  // were inserted comes back as one integer through LAST_INSERT_ID, a bit per row, the first row's
+  // the highest: rows are written one after the other, each row's VALUES shifts the bits left and sets
+  // a 1 (the first row starts from 1, not from the connection's last value), and the duplicate
+  // assignment of that same row, which runs before the next row's VALUES, takes the 1 back.
+  const inserted = `IF(LAST_INSERT_ID(LAST_INSERT_ID() * 2 + 1) > 0, 1, 1)`;
+  const claimRow = (attempt: string) => `(?, 'l', ?, ${attempt}, ${after()}, ${after()})`;
+  const claimMany = (n: number) => `INSERT INTO ${table} (k, state, token, attempt, expires_at, purge_at)
+VALUES ${[claimRow('LAST_INSERT_ID(1)'), ...Array.from({ length: n - 1 }, () => claimRow(inserted))].join(',\n       ')}
+ON DUPLICATE KEY UPDATE attempt = IF(LAST_INSERT_ID(LAST_INSERT_ID() - 1) >= 0, attempt, attempt)`;
+
   // The owner keeps its rights while the row still holds its token, past the lease's end too: only
   // another claim (which replaces the token) or a completion or release takes them away.
   const owned = `k = ? AND state = 'l' AND token = ?`;
   return {
     /** key, token, lease, lease + keep, token, lease + keep, lease → insertId: the outcome. */
     claim,
+    /**
+     * `n` claims of distinct keys with one lease: key, token, lease, lease + keep for each → insertId:
+     * bit `n - 1 - i` set when row `i` was inserted (acquired, attempt 1); the others are untouched.
+     */
+    claimMany,
     /**
      * Completions that queued up, one statement and one commit for all (`n` distinct keys, one
      * retention): marker, retention, retention, n keys, n key/token pairs. Each completed row keeps
