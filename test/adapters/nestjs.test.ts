@@ -119,6 +119,23 @@ describe.each([
     expect(runs.filter((run) => run.outcome === 'started').map((run) => run.note)).toEqual(['nbsp\u00a0and\ttab']);
   });
 
+  it('closes the connection, rather than leaving the client waiting, when the receiver fails to answer', async () => {
+    // receiver.handle() never rejects; a wrapper around it might. No answer can be written then.
+    const inner = createTestReceiver(() => {});
+    const receiver = Object.assign(Object.create(inner) as typeof inner, {
+      handle: () => Promise.reject(new Error('a wrapper around handle() failed')),
+    });
+    const adapter = platform === 'express' ? new ExpressAdapter() : new FastifyAdapter();
+    const app = await NestFactory.create(HooklineModule.forRoot({ receiver }), adapter, { logger: false, rawBody });
+    const delivery = createSignedDelivery();
+    const outcome = await post(await urlOf(app), delivery.body, delivery.headers).then(
+      (answer) => answer.status,
+      () => 'connection closed',
+    );
+    // Express answers the rejected route with its error handler's 500; Fastify has handed the reply over.
+    expect(outcome).toBe(platform === 'express' ? 500 : 'connection closed');
+  });
+
   it('answers 405 with Allow: POST to a GET on the webhook path', async () => {
     const app = await NestFactory.create(
       HooklineModule.forRoot({ receiver: createTestReceiver(() => {}) }),

@@ -18,7 +18,7 @@ interface FastifyLike {
   route(options: {
     method: string[];
     url: string;
-    onRequest: (request: { raw: NodeRequest }, reply: { raw: ServerResponse; hijack(): void }) => Promise<void>;
+    onRequest: (request: { raw: NodeRequest }, reply: { raw: ServerResponse; hijack(): void }, done: () => void) => void;
     handler: () => void;
   }): unknown;
 }
@@ -43,9 +43,14 @@ export function mountRoute(adapter: HttpAdapterLike, { receiver, path = '/webhoo
     (adapter.getInstance() as FastifyLike).route({
       method: METHODS,
       url: path,
-      onRequest: async (request, reply) => {
+      // A callback hook that never calls `done`: once hijacked the reply is the bridge's, and Fastify
+      // has nothing left to run. An async hook made Fastify chain a promise per request only to stop.
+      onRequest: (request, reply) => {
         reply.hijack();
-        await bridge(request.raw, reply.raw);
+        bridge(request.raw, reply.raw).catch(() => {
+          // The bridge answers every refusal itself; a failure here means no answer can be written.
+          reply.raw.destroy();
+        });
       },
       handler: () => {},
     });
