@@ -1,10 +1,13 @@
 // Prints vitest's totals as the plain line "N passed, M failed" (last line of CI's output), summing
-// every JSON report given (one per Node version in the matrix).
+// every JSON report given (one per Node version in the matrix). Above it, each failed test by file and
+// name with the first lines of its message: CI logs are often read from their tail only.
 import { existsSync, readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+const failures = [];
 const files = process.argv.slice(2);
 for (const file of files) {
   if (!existsSync(file)) {
@@ -16,9 +19,23 @@ for (const file of files) {
   passed += report.numPassedTests ?? 0;
   failed += report.numFailedTests ?? 0;
   skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-  // A file that failed to load has no test results but counts as a failure.
   for (const suite of report.testResults ?? []) {
-    if (suite.status === 'failed' && (suite.assertionResults ?? []).length === 0) failed += 1;
+    const where = `${file}: ${relative(process.cwd(), suite.name ?? '?')}`;
+    const results = suite.assertionResults ?? [];
+    // A file that failed to load has no test results but counts as a failure.
+    if (suite.status === 'failed' && results.length === 0) {
+      failed += 1;
+      failures.push({ where, name: '(the file failed to load)', message: suite.message ?? '' });
+    }
+    for (const result of results) {
+      if (result.status !== 'failed') continue;
+      failures.push({ where, name: result.fullName ?? result.title, message: (result.failureMessages ?? []).join('\n') });
+    }
   }
+}
+for (const { where, name, message } of failures) {
+  console.log(`FAILED ${where} > ${name}`);
+  const lines = message.split('\n').filter((line) => line.trim() !== '').slice(0, 6);
+  for (const line of lines) console.log(`    ${line.slice(0, 300)}`);
 }
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);

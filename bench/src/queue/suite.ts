@@ -10,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { bullmqQueue } from '@hookline/bullmq';
 import type { DeliveryQueue } from '@hookline/core/adapter';
@@ -18,7 +19,7 @@ import { createDelivery } from '@hookline/testing';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { type BenchServer, runLoad, startBenchServer, stopBenchServer } from '../lib/bench-process';
-import { pinned } from '../lib/pinning';
+import { pinned, pinningNote } from '../lib/pinning';
 import { formatMeasuredRatio, formatNumber, markdownTable, median, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 
@@ -37,6 +38,9 @@ const options = {
   pgBossJobs: knob('PG_BOSS_JOBS', 1_500),
   concurrency: knob('CONCURRENCY', 16),
 };
+const only = new Set((process.env.HOOKLINE_BENCH_QUEUE_ONLY ?? 'latency,accepted,workers').split(','));
+/** Jobs the worker consuming the queue during the latency rounds runs at once: 2 s handlers at `rate`/s, with room. */
+const latencyWorkerConcurrency = Math.ceil(options.rate * 2 * 1.5);
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const run = randomBytes(4).toString('hex');
@@ -68,16 +72,41 @@ const startWeb = (kind: string, mode: 'sync' | 'bullmq', queue: string, handlerM
 
 interface LatencySample {
   p50: number;
+  p90: number;
   p99: number;
+  max: number;
+  lateP99: number;
   non2xx: number;
   errors: number;
 }
 
+/**
+ * The worker process that consumes the latency rounds' queue, as deployed: its own process (never the
+ * web server's), on the load generator's core (the generator at 200/s leaves most of it idle), 2 s
+ * handlers. Resolves once it is consuming; `stop()` lets its running jobs finish and ends it.
+ */
+async function startLatencyWorker(queue: string): Promise<{ stop(): Promise<void> }> {
+  const args = [...nodeArgs, join(here, 'worker.ts'), 'bullmq', queue, prefix, '0', String(latencyWorkerConcurrency), '2000'];
+  const { command, args: argv } = pinned('load', args);
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const lines = createInterface({ input: child.stdout as NonNullable<typeof child.stdout> });
+  for await (const line of lines) if (line.startsWith('{')) break;
+  return {
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send('exit');
+      await exited;
+    },
+  };
+}
+
 async function measureLatency(): Promise<Map<string, LatencySample[]>> {
+  const latencyQueue = queueName('latency');
   const servers = [
     await startWeb('synchronous mode', 'sync', '', 2_000),
-    await startWeb('queue mode (BullMQ)', 'bullmq', queueName('latency'), 2_000),
+    await startWeb('queue mode (BullMQ)', 'bullmq', latencyQueue, 2_000),
   ];
+  const worker = await startLatencyWorker(latencyQueue);
   const samples = new Map<string, LatencySample[]>(servers.map((server) => [server.kind, []]));
   try {
     for (let round = 0; round < options.latencyRounds; round++) {
@@ -87,32 +116,55 @@ async function measureLatency(): Promise<Map<string, LatencySample[]>> {
           [String(server.port), String(options.rate), String(options.latencySeconds)],
           'load',
         );
-        process.stderr.write(`  round ${round + 1} ${server.kind}: p50 ${sample.p50.toFixed(1)} ms, p99 ${sample.p99.toFixed(1)} ms\n`);
+        process.stderr.write(
+          `  round ${round + 1} ${server.kind}: p50 ${sample.p50.toFixed(1)} ms, p90 ${sample.p90.toFixed(1)} ms, p99 ${sample.p99.toFixed(1)} ms, max ${sample.max.toFixed(1)} ms (generator late by ${sample.lateP99.toFixed(1)} ms at p99)\n`,
+        );
         samples.get(server.kind)?.push(sample);
       }
     }
   } finally {
-    await Promise.all(servers.map(stopBenchServer));
+    await Promise.all([...servers.map(stopBenchServer), worker.stop()]);
   }
   return samples;
 }
 
-async function measureAccepted(): Promise<Map<string, { rps: number; cpu: number; non2xx: number }[]>> {
+/** Redis's own CPU time so far (user + system, µs), from INFO: every client's commands, this run's and any other's. */
+async function redisCpuMicros(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6;
+}
+
+interface AcceptedSample {
+  rps: number;
+  cpu: number;
+  redisCpu: number;
+  non2xx: number;
+}
+
+async function measureAccepted(): Promise<Map<string, AcceptedSample[]>> {
   const servers: BenchServer[] = [
     await startWeb('synchronous mode, Redis store', 'sync', '', 0),
     await startWeb('queue mode, BullMQ', 'bullmq', queueName('accepted'), 0),
   ];
-  const samples = new Map<string, { rps: number; cpu: number; non2xx: number }[]>(servers.map((server) => [server.kind, []]));
+  const samples = new Map<string, AcceptedSample[]>(servers.map((server) => [server.kind, []]));
+  const redis = new Redis(REDIS_URL);
   try {
     for (const server of servers) await runLoad(server, { seconds: 2, connections: options.connections });
     for (let round = 0; round < options.rounds; round++) {
       for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
+        const redisBefore = await redisCpuMicros(redis);
         const sample = await runLoad(server, { seconds: options.seconds, connections: options.connections });
+        const redisCpu = (await redisCpuMicros(redis)) - redisBefore;
+        const answered = sample.rps * options.seconds;
         process.stderr.write(`  round ${round + 1} ${server.kind}: ${Math.round(sample.rps)} req/s\n`);
-        samples.get(server.kind)?.push({ rps: sample.rps, cpu: sample.cpuPerRequest, non2xx: sample.non2xx });
+        samples
+          .get(server.kind)
+          ?.push({ rps: sample.rps, cpu: sample.cpuPerRequest, redisCpu: redisCpu / answered, non2xx: sample.non2xx });
       }
     }
   } finally {
+    redis.disconnect();
     await Promise.all(servers.map(stopBenchServer));
   }
   return samples;
@@ -188,65 +240,91 @@ async function cleanup(): Promise<void> {
 
 const ms = (value: number) => (value >= 1_000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`);
 
+function latencySection(latency: Map<string, LatencySample[]>): string[] {
+  const rows = [...latency].map(([kind, samples]) => [
+    kind,
+    ms(median(samples.map((s) => s.p50))),
+    ms(median(samples.map((s) => s.p90))),
+    ms(median(samples.map((s) => s.p99))),
+    ms(median(samples.map((s) => s.max))),
+    String(samples.reduce((sum, s) => sum + s.non2xx + s.errors, 0)),
+  ]);
+  const queued = median([...latency.values()][1]?.map((s) => s.p99) ?? []);
+  const late = Math.max(...[...latency.values()].flat().map((s) => s.lateP99));
+  return [
+    `Time to the 2xx: ${options.rate} fresh 1 KB deliveries/s for ${options.latencySeconds} s on a fixed schedule (open loop, one node:http client process), each handler taking 2 s, the Redis store in both modes; latency from each request's scheduled send time to its answer; ${options.latencyRounds} interleaved rounds, medians of the per-round percentiles. In queue mode a worker process of its own (\`receiver.work({ concurrency: ${latencyWorkerConcurrency} })\`, as deployed) consumes the queue meanwhile, on the load generator's core; the web process only enqueues. ${pinningNote()} The generator sent at most ${late.toFixed(1)} ms late (p99 of a round).`,
+    '',
+    markdownTable(['mode', 'p50', 'p90', 'p99', 'max', 'non-2xx + errors'], rows),
+    '',
+    `**Target: queue mode (BullMQ) p99 time to 2xx ≤ 10 ms → measured ${ms(queued)} (${queued <= 10 ? 'met' : 'MISSED'}).**`,
+    '',
+  ];
+}
+
+function acceptedSection(accepted: Map<string, AcceptedSample[]>): string[] {
+  const [syncRps = Number.NaN, queueRps = Number.NaN] = [...accepted.values()].map((samples) => median(samples.map((s) => s.rps)));
+  const ratio = queueRps / syncRps;
+  const rows = [...accepted].map(([kind, samples]) => [
+    kind,
+    formatNumber(median(samples.map((s) => s.rps))),
+    `±${spreadPercent(samples.map((s) => s.rps)).toFixed(1)}%`,
+    formatNumber(median(samples.map((s) => s.cpu)), 1),
+    formatNumber(median(samples.map((s) => s.redisCpu)), 1),
+    String(samples.reduce((sum, s) => sum + s.non2xx, 0)),
+    formatMeasuredRatio(median(samples.map((s) => s.rps)) / syncRps),
+  ]);
+  return [
+    `Accepted deliveries/s: the node:http bridge with a no-op handler and the Redis store (ioredis), synchronous mode vs queue mode (the same plus a BullMQ enqueue per delivery), autocannon at ${options.connections} connections, fresh deliveryIds, ${options.rounds} interleaved rounds of ${options.seconds} s after a 2 s warm-up each; server CPU µs per request from the server process's own CPU time, Redis CPU µs per request from Redis's INFO (it counts any other client's commands too). ${pinningNote()} Redis runs unpinned.`,
+    '',
+    markdownTable(['server', 'req/s (median)', 'spread', 'server CPU µs/req', 'Redis CPU µs/req', 'non-2xx', 'vs synchronous'], rows),
+    '',
+    `**Target: queue mode (BullMQ) ≥ 0.60× synchronous mode's accepted deliveries/s → measured ${formatMeasuredRatio(ratio)} (${ratio >= 0.6 ? 'met' : 'MISSED'}).**`,
+    '',
+  ];
+}
+
+function workersSection(workers: Map<string, number[]>): string[] {
+  const rows = [...workers].map(([backend, rates]) => [
+    backend,
+    formatNumber(median(rates)),
+    `±${spreadPercent(rates).toFixed(1)}%`,
+    String(backend === 'BullMQ' ? options.bullmqJobs : options.pgBossJobs),
+  ]);
+  return [
+    `Worker throughput: the queue filled beforehand, then one worker process (\`receiver.work({ concurrency: ${options.concurrency} })\`, a no-op handler) runs every job; jobs/s from its first handler run to its last, each job's claim and completion in the store included (Redis store for BullMQ, Postgres store for pg-boss); ${options.workerRounds} rounds.`,
+    '',
+    markdownTable(['backend', 'jobs/s per worker process (median)', 'spread', 'jobs per round'], rows),
+    '',
+  ];
+}
+
 async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanup().finally(() => process.exit(130)));
-  let markdown: string;
+  const source = process.execArgv.some((a) => a.includes('@hookline/source'));
+  const lines = [
+    '## Queue mode (answer-fast): time to 2xx, accepted deliveries/s, worker throughput',
+    '',
+    `Measured on ${source ? 'the sources (src/ through tsx)' : 'the built packages (dist/)'}; Redis and PostgreSQL on this machine (loopback); bullmq ${packageVersion('bullmq')}, pg-boss ${packageVersion('pg-boss')}, ioredis ${packageVersion('ioredis')}.`,
+    '',
+  ];
   try {
-    process.stderr.write('> time to 2xx with 2 s handlers\n');
-    const latency = await measureLatency();
-    process.stderr.write('> accepted deliveries/s, no-op handler\n');
-    const accepted = await measureAccepted();
-    process.stderr.write('> worker throughput, no-op handler\n');
-    const workers = await measureWorkers();
-
-    const latencyRows = [...latency].map(([kind, samples]) => [
-      kind,
-      ms(median(samples.map((s) => s.p50))),
-      ms(median(samples.map((s) => s.p99))),
-      String(samples.reduce((sum, s) => sum + s.non2xx + s.errors, 0)),
-    ]);
-    const [syncRps, queueRps] = [...accepted.values()].map((samples) => median(samples.map((s) => s.rps))) as [number, number];
-    const ratio = queueRps / syncRps;
-    const acceptedRows = [...accepted].map(([kind, samples]) => [
-      kind,
-      formatNumber(median(samples.map((s) => s.rps))),
-      `±${spreadPercent(samples.map((s) => s.rps)).toFixed(1)}%`,
-      formatNumber(median(samples.map((s) => s.cpu)), 1),
-      String(samples.reduce((sum, s) => sum + s.non2xx, 0)),
-      formatMeasuredRatio(median(samples.map((s) => s.rps)) / syncRps),
-    ]);
-    const workerRows = [...workers].map(([backend, rates]) => [
-      backend,
-      formatNumber(median(rates)),
-      `±${spreadPercent(rates).toFixed(1)}%`,
-      String(backend === 'BullMQ' ? options.bullmqJobs : options.pgBossJobs),
-    ]);
-    const source = process.execArgv.some((a) => a.includes('@hookline/source'));
-    markdown = [
-      '## Queue mode (answer-fast): time to 2xx, accepted deliveries/s, worker throughput',
-      '',
-      `Measured on ${source ? 'the sources (src/ through tsx)' : 'the built packages (dist/)'}; Redis and PostgreSQL on this machine (loopback); bullmq ${packageVersion('bullmq')}, pg-boss ${packageVersion('pg-boss')}, ioredis ${packageVersion('ioredis')}.`,
-      '',
-      `Time to the 2xx: ${options.rate} fresh 1 KB deliveries/s for ${options.latencySeconds} s on a fixed schedule (open loop, one node:http client process), each handler taking 2 s, the Redis store in both modes; latency from each request's scheduled send time to its answer; ${options.latencyRounds} interleaved rounds, medians of the per-round p50 and p99. No worker runs meanwhile (the web process's answer does not wait for one).`,
-      '',
-      markdownTable(['mode', 'p50', 'p99', 'non-2xx + errors'], latencyRows),
-      '',
-      `Accepted deliveries/s: the node:http bridge with a no-op handler and the Redis store (ioredis), synchronous mode vs queue mode (the same plus a BullMQ enqueue per delivery), autocannon at ${options.connections} connections, fresh deliveryIds, ${options.rounds} interleaved rounds of ${options.seconds} s after a 2 s warm-up each; server CPU µs per request from the server process's own CPU time.`,
-      '',
-      markdownTable(['server', 'req/s (median)', 'spread', 'server CPU µs/req', 'non-2xx', 'vs synchronous'], acceptedRows),
-      '',
-      `**Target: queue mode (BullMQ) ≥ 0.60× synchronous mode's accepted deliveries/s → measured ${formatMeasuredRatio(ratio)} (${ratio >= 0.6 ? 'met' : 'MISSED'}).**`,
-      '',
-      `Worker throughput: the queue filled beforehand, then one worker process (\`receiver.work({ concurrency: ${options.concurrency} })\`, a no-op handler) runs every job; jobs/s from its first handler run to its last, each job's claim and completion in the store included (Redis store for BullMQ, Postgres store for pg-boss); ${options.workerRounds} rounds.`,
-      '',
-      markdownTable(['backend', 'jobs/s per worker process (median)', 'spread', 'jobs per round'], workerRows),
-      '',
-    ].join('\n');
+    if (only.has('latency')) {
+      process.stderr.write('> time to 2xx with 2 s handlers\n');
+      lines.push(...latencySection(await measureLatency()));
+    }
+    if (only.has('accepted')) {
+      process.stderr.write('> accepted deliveries/s, no-op handler\n');
+      lines.push(...acceptedSection(await measureAccepted()));
+    }
+    if (only.has('workers')) {
+      process.stderr.write('> worker throughput, no-op handler\n');
+      lines.push(...workersSection(await measureWorkers()));
+    }
   } finally {
     process.stderr.write('> clean-up\n');
     await cleanup();
   }
-  process.stdout.write(markdown);
+  process.stdout.write(lines.join('\n'));
 }
 
 await main();

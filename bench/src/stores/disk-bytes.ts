@@ -79,7 +79,7 @@ async function mysqlBytes(): Promise<number | string> {
     )) as unknown as [{ bytes: string }[]];
     return Number(size?.bytes) / RECORDS;
   } finally {
-    await pool.query(`DROP TABLE IF EXISTS \`${table}\``);
+    await pool.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_versions\``); // ensureSchema() creates both
     await pool.end();
   }
 }

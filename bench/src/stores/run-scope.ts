@@ -79,7 +79,7 @@ export async function openRunScope(): Promise<RunScope> {
     }
     if (reachable.has('MySQL')) {
       const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1 });
-      await pool.query(`DROP TABLE IF EXISTS \`${schema}\``);
+      await pool.query(`DROP TABLE IF EXISTS \`${schema}\`, \`${schema}_versions\``); // ensureSchema() creates both
       await pool.end();
       process.stderr.write(`  dropped MySQL table ${schema}\n`);
     }
