@@ -32,6 +32,7 @@ const CORE_ADAPTER_EXPORTS = [
   'SIGNATURE_HEADER',
   'STATUS_BY_CODE',
   'StoreDataError',
+  'batchQueue',
   'bodyAlreadyParsed',
   'checkDeclaredLength',
   'errorAnswer',

@@ -36,6 +36,7 @@ export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
 
 // Stores
 export { StoreDataError, type IdempotencyStore, type ClaimResult, type Awaitable } from './store';
+export { batchQueue, type BatchQueueOptions } from './batch-queue';
 
 // Queue backends (answer-fast mode)
 export type { DeliveryQueue, QueuedDelivery, QueueJob, JobResult, QueueWorker, DeadLetter } from './queue';

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { StoreDataError } from '@hookline/core/adapter';
-import { batchQueue } from './batch-queue';
+import { batchQueue, StoreDataError } from '@hookline/core/adapter';
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { MAX_KEY_BYTES, MAX_TOKEN_BYTES, qualifiedTable, schemaSql, type TableLocation } from './schema';
 import { MAX_CLAIM_BATCH, OUTCOME, PRUNE_CHUNK, statements } from './statements';

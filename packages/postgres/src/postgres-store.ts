@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { batchQueue } from './batch-queue';
+import { batchQueue } from '@hookline/core/adapter';
 import { asStoreDataError, checkKey, isDataException } from './data-errors';
 import type { PgQueryable } from './pg-pool';
 import { qualifiedTable, qualifiedVersionsTable, schemaSql, type TableLocation } from './schema';
@@ -143,7 +143,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const columns = (items: Operation[]) => [items.map((o) => o.key), items.map((o) => o.token), items.map((o) => o.ms)];
 
   // A data error of a lone operation is its key's fault: a StoreDataError (the receiver answers 500,
-  // not 503 "unavailable"). A batch's is first retried item by item (batch-queue.ts).
+  // not 503 "unavailable"). A batch's is first retried item by item (batchQueue in @hookline/core/adapter).
   const one = async <T>(query: Promise<T>): Promise<T> => {
     try {
       return await query;

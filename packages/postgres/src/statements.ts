@@ -3,7 +3,7 @@
  * the database's clock, so receivers with skewed clocks agree.
  *
  * Claims and completions come in two forms: one row (`$1` key, `$2` token, `$3` milliseconds), the
- * common case and the cheapest statement; and a batch (batch-queue.ts: `$1`, `$2`, `$3` arrays of
+ * common case and the cheapest statement; and a batch (batchQueue: `$1`, `$2`, `$3` arrays of
  * distinct keys, tokens and milliseconds), for the operations that queued up while earlier statements
  * ran. A batch takes its row locks in one order, the keys' byte order (COLLATE "C"), and a one-row
  * statement holds a single lock, so no two statements, from any processes, can deadlock.
