@@ -35,7 +35,10 @@ for (const file of files) {
 }
 for (const { where, name, message } of failures) {
   console.log(`FAILED ${where} > ${name}`);
-  const lines = message.split('\n').filter((line) => line.trim() !== '').slice(0, 6);
+  const lines = message
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(0, 6);
   for (const line of lines) console.log(`    ${line.slice(0, 300)}`);
 }
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);

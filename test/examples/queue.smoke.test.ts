@@ -113,7 +113,7 @@ for (const backend of [bullmq(), pgBoss()]) {
           interval: 50,
         },
       );
-      await vi.waitFor(async () => expect(await backend.state(deliveryId)).toBe('completed'), { timeout: 5_000, interval: 50 });
+      await vi.waitFor(async () => expect(await backend.state(deliveryId)).toBe('completed'), { timeout: 10_000, interval: 50 });
     }, 30_000);
   });
 }

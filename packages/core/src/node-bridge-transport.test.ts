@@ -33,7 +33,8 @@ async function serve(
 interface Raw {
   text: string;
   error?: string;
-  ms: number;
+  /** Body bytes the client handed to its socket before the connection ended. */
+  sent: number;
 }
 
 /**
@@ -42,17 +43,17 @@ interface Raw {
  */
 function eager(port: number, head: string, bodyBytes: number, options: { gapMs?: number; idleMs?: number } = {}): Promise<Raw> {
   const { gapMs = 0, idleMs = 3_000 } = options;
-  const started = Date.now();
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.pause();
     let text = '';
+    let sent = 0;
     let error: string | undefined;
     let idle: ReturnType<typeof setTimeout> | undefined;
     const finish = () => {
       clearTimeout(idle);
       socket.destroy();
-      resolve({ text, error, ms: Date.now() - started });
+      resolve({ text, error, sent });
     };
     socket.on('data', (chunk: Buffer) => {
       text += chunk.toString('latin1');
@@ -68,6 +69,7 @@ function eager(port: number, head: string, bodyBytes: number, options: { gapMs?:
       const slice = Buffer.alloc(64 * 1024, 0x20);
       for (let left = bodyBytes; left > 0 && !socket.destroyed; left -= slice.byteLength) {
         const part = left >= slice.byteLength ? slice : slice.subarray(0, left);
+        sent += part.byteLength;
         if (!socket.write(part)) await new Promise((r) => socket.once('drain', r));
         if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
       }
@@ -119,15 +121,16 @@ describe('the lingering close', () => {
 
   it('stops at linger.maxMs: a client still sending after it is cut off', async () => {
     const port = await serve({ maxBodyBytes: 1024 }, { linger: { maxMs: 300 } });
-    // 4 MiB at 64 KiB every 20 ms: about 1.3 s of sending.
+    // 4 MiB at 64 KiB every 20 ms: about 1.3 s of sending, cut off after about 0.3 s. What is checked
+    // is that the client could not send it all (a slower machine only sends less), not a time.
     const raw = await eager(port, post(4 * MB), 4 * MB, { gapMs: 20 });
     expect(raw.error).toMatch(/EPIPE|ECONNRESET/);
-    expect(raw.ms).toBeLessThan(1_250);
+    expect(raw.sent).toBeLessThan(4 * MB);
   });
 
   it('stops at linger.idleMs: a client that goes silent is let go', async () => {
     const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 1024 });
-    const server = http.createServer(createNodeHandler(receiver, { linger: { idleMs: 200 } }));
+    const server = http.createServer(createNodeHandler(receiver, { linger: { idleMs: 200, maxMs: 60_000 } }));
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const closed = new Promise<number>((resolve) => server.once('connection', (socket) => socket.once('close', () => resolve(Date.now()))));
@@ -143,7 +146,8 @@ describe('the lingering close', () => {
     socket.destroy();
     expect(reply).toMatch(/^HTTP\/1\.1 413/);
     expect(ms).toBeGreaterThanOrEqual(150);
-    expect(ms).toBeLessThan(3_000); // not the 30 s of maxMs
+    // Let go by the idle limit, not by maxMs (60 s); the margin is for a loaded machine, not a timing.
+    expect(ms).toBeLessThan(20_000);
   });
 
   it('answers without a lingering close when turned off (linger.maxMs: 0)', async () => {
@@ -169,7 +173,8 @@ describe('the body-read time limit (bodyTimeoutMs)', () => {
     expect(reply).toContain('"limitMs":200');
     expect(reply.toLowerCase()).toContain('connection: close');
     expect(ms).toBeGreaterThanOrEqual(200);
-    expect(ms).toBeLessThan(1_500);
+    // Answered by the body-read limit, not by node's own request timeout (300 s) or never.
+    expect(ms).toBeLessThan(20_000);
   });
 
   it('a body that arrives in time is delivered, however many chunks it takes', async () => {

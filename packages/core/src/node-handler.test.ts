@@ -63,7 +63,7 @@ describe('createNodeHandler', () => {
     });
     expect((await post(base, signed(envelope()))).status).toBe(200);
     expect((await post(base, signed(envelope({ event: 'message.failed', deliveryId: 'wdl_later' })))).status).toBe(200);
-    await vi.waitFor(() => expect(written).toEqual([true, true]));
+    await vi.waitFor(() => expect(written).toEqual([true, true]), { timeout: 10_000 });
   });
 
   it('writeNodeAnswer writes an answer whose headers are frozen', async () => {
@@ -113,7 +113,7 @@ describe('createNodeHandler', () => {
       });
       socket.on('close', () => resolve());
     });
-    await vi.waitFor(() => expect(settled).toHaveBeenCalledTimes(1)); // the handler's promise ended, no hang
+    await vi.waitFor(() => expect(settled).toHaveBeenCalledTimes(1), { timeout: 10_000 }); // the handler's promise ended, no hang
     expect(handler).not.toHaveBeenCalled();
     expect((await post(base, signed(envelope()))).status).toBe(200);
     expect(handler).toHaveBeenCalledTimes(1);
@@ -236,7 +236,7 @@ describe('createNodeHandler', () => {
     request.on('error', () => {});
     request.write('x'.repeat(32));
     request.end('x'.repeat(32));
-    await vi.waitFor(() => expect(outcomes).toEqual([413, 413]));
+    await vi.waitFor(() => expect(outcomes).toEqual([413, 413]), { timeout: 10_000 });
   });
 
   it('refuses a string body left by a text parser', async () => {

@@ -13,6 +13,8 @@ import { type Point, setUpTelemetry, type Telemetry, tearDownContext } from './t
 
 const SECRET = 'whsec_otel_e2e_secret';
 const MAX_BODY = 8192;
+/** How long to wait for spans that end after the answer: generous, for a loaded machine. */
+const WAIT = { timeout: 10_000, interval: 20 };
 // A marker only the bodies contain: no attribute may ever carry it.
 const BODY_MARKER = 'bödy-sécret-ünïque-7f3a';
 
@@ -171,7 +173,7 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
     await vi.waitFor(() => {
       all.push(...telemetry.takeSpans());
       expect(all.some((span) => span.kind === SpanKind.SERVER)).toBe(true);
-    });
+    }, WAIT);
     seenSpans.push(...all);
     const deliveries = all.filter((span) => span.instrumentationScope.name === '@hookline/otel');
     expect(deliveries).toHaveLength(1);
@@ -433,7 +435,7 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       workerSpans.push(...telemetry.takeSpans());
       expect(workerSpans.filter((span) => span.instrumentationScope.name === '@hookline/otel')).toHaveLength(2);
       expect(workerSpans.some((span) => span.kind === SpanKind.SERVER)).toBe(true);
-    });
+    }, WAIT);
     seenSpans.push(...workerSpans);
     const ours = workerSpans.filter((span) => span.instrumentationScope.name === '@hookline/otel');
     const receipt = ours.find((span) => span.attributes['hookline.mode'] === 'receive')!;
