@@ -51,13 +51,13 @@ describe('schema', () => {
     }
   });
 
-  it('takes either filename or database, and says which Node has node:sqlite', () => {
+  it('takes either filename or database, and says which Node has node:sqlite', async () => {
     expect(() => sqliteStore({})).toThrow(/either `filename`/);
     if (nodeSqlite === undefined) {
       expect(() => sqliteStore({ filename: file() })).toThrow(/has no node:sqlite.*better-sqlite3/);
     } else {
       const store = sqliteStore({ filename: file() });
-      expect(store.claim('k', 't', 1_000)).toEqual({ state: 'acquired', attempt: 1 });
+      expect(await store.claim('k', 't', 1_000)).toEqual({ state: 'acquired', attempt: 1 });
       store.close();
     }
   });
@@ -100,54 +100,54 @@ for (const driver of drivers) {
       }
     });
 
-    it('keeps every record across a restart: a completion is still a duplicate, a lease still held', () => {
+    it('keeps every record across a restart: a completion is still a duplicate, a lease still held', async () => {
       const first = driver.open(path);
       const store = sqliteStore({ database: first, pruneEveryMs: 0 });
       const [done, busy] = [`restart:wdl_${randomUUID()}`, `restart:wdl_${randomUUID()}`];
-      expect(store.claim(done, 'a', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
-      expect(store.complete(done, 'a', 60_000)).toBe(true);
-      expect(store.claim(busy, 'b', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+      expect(await store.claim(done, 'a', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+      expect(await store.complete(done, 'a', 60_000)).toBe(true);
+      expect(await store.claim(busy, 'b', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
       first.close();
       const second = driver.open(path);
       try {
         const again = sqliteStore({ database: second, pruneEveryMs: 0 });
-        expect(again.claim(done, 'c', 60_000)).toEqual({ state: 'completed' });
-        expect(again.claim(busy, 'c', 60_000)).toMatchObject({ state: 'in_progress' });
-        expect(again.complete(busy, 'b', 60_000)).toBe(true);
+        expect(await again.claim(done, 'c', 60_000)).toEqual({ state: 'completed' });
+        expect(await again.claim(busy, 'c', 60_000)).toMatchObject({ state: 'in_progress' });
+        expect(await again.complete(busy, 'b', 60_000)).toBe(true);
       } finally {
         second.close();
       }
     });
 
-    it('lets an owner finish past its lease while no other claim took the key over; after one, never', () => {
+    it('lets an owner finish past its lease while no other claim took the key over; after one, never', async () => {
       const db = driver.open(path);
       try {
         const store = sqliteStore({ database: db, pruneEveryMs: 0 });
         const [k1, k2] = [`late:wdl_${randomUUID()}`, `late:wdl_${randomUUID()}`];
-        store.claim(k1, 'slow', 1);
-        store.claim(k2, 'slow', 1);
+        await store.claim(k1, 'slow', 1);
+        await store.claim(k2, 'slow', 1);
         const until = Date.now() + 5;
         while (Date.now() < until); // both leases end
-        expect(store.extend(k1, 'slow', 60_000)).toBe(true);
-        expect(store.complete(k1, 'slow', 60_000)).toBe(true);
-        expect(store.claim(k2, 'fast', 60_000)).toEqual({ state: 'acquired', attempt: 2 });
-        expect(store.complete(k2, 'slow', 60_000)).toBe(false);
-        expect(store.release(k2, 'slow')).toBe(false);
-        expect(store.complete(k2, 'fast', 60_000)).toBe(true);
+        expect(await store.extend(k1, 'slow', 60_000)).toBe(true);
+        expect(await store.complete(k1, 'slow', 60_000)).toBe(true);
+        expect(await store.claim(k2, 'fast', 60_000)).toEqual({ state: 'acquired', attempt: 2 });
+        expect(await store.complete(k2, 'slow', 60_000)).toBe(false);
+        expect(await store.release(k2, 'slow')).toBe(false);
+        expect(await store.complete(k2, 'fast', 60_000)).toBe(true);
       } finally {
         db.close();
       }
     });
 
-    it('two connections to one file see each other at once: one claim wins, the other sees it', () => {
+    it('two connections to one file see each other at once: one claim wins, the other sees it', async () => {
       const [a, b] = [driver.open(path), driver.open(path)];
       try {
         const [one, two] = [sqliteStore({ database: a, pruneEveryMs: 0 }), sqliteStore({ database: b, pruneEveryMs: 0 })];
         const key = `shared:wdl_${randomUUID()}`;
-        expect(one.claim(key, 'x', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
-        expect(two.claim(key, 'y', 60_000)).toMatchObject({ state: 'in_progress' });
-        expect(two.complete(key, 'x', 60_000)).toBe(true);
-        expect(one.claim(key, 'z', 60_000)).toEqual({ state: 'completed' });
+        expect(await one.claim(key, 'x', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+        expect(await two.claim(key, 'y', 60_000)).toMatchObject({ state: 'in_progress' });
+        expect(await two.complete(key, 'x', 60_000)).toBe(true);
+        expect(await one.claim(key, 'z', 60_000)).toEqual({ state: 'completed' });
       } finally {
         a.close();
         b.close();
@@ -162,8 +162,8 @@ for (const driver of drivers) {
         expect(StoreDataError.is(error)).toBe(true);
         // A NUL is stored as itself: keys differing after it stay apart.
         const id = randomUUID();
-        expect(store.claim(`nul:${id}\u0000a`, 't', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
-        expect(store.claim(`nul:${id}\u0000b`, 't', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+        expect(await store.claim(`nul:${id}\u0000a`, 't', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+        expect(await store.claim(`nul:${id}\u0000b`, 't', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
       } finally {
         db.close();
       }
@@ -173,25 +173,318 @@ for (const driver of drivers) {
       const db = driver.open(file('prune'));
       try {
         const store = sqliteStore({ database: db, table: 'prune_test', keepMs: 150, pruneEveryMs: 0 });
-        store.claim('live', 'a', 60_000); // live lease: kept
-        store.claim('done-short', 'b', 50); // pruned at the later of lease + keepMs and its retention
-        store.complete('done-short', 'b', 100); // retention ends: pruned
-        store.claim('done-long', 'c', 60_000);
-        store.complete('done-long', 'c', 60_000); // retained: kept
-        store.claim('released', 'd', 60_000);
-        store.release('released', 'd'); // released, keepMs 150: pruned
+        await store.claim('live', 'a', 60_000); // live lease: kept
+        await store.claim('done-short', 'b', 50); // pruned at the later of lease + keepMs and its retention
+        await store.complete('done-short', 'b', 100); // retention ends: pruned
+        await store.claim('done-long', 'c', 60_000);
+        await store.complete('done-long', 'c', 60_000); // retained: kept
+        await store.claim('released', 'd', 60_000);
+        await store.release('released', 'd'); // released, keepMs 150: pruned
         await new Promise((resolve) => setTimeout(resolve, 300));
         expect(store.prune()).toBe(2);
         expect(db.prepare('SELECT group_concat(key) AS keys FROM (SELECT key FROM prune_test ORDER BY key)').get()).toEqual({
           keys: 'done-long,live',
         });
-        expect(store.claim('done-long', 'e', 60_000)).toEqual({ state: 'completed' });
+        expect(await store.claim('done-long', 'e', 60_000)).toEqual({ state: 'completed' });
       } finally {
         db.close();
       }
     });
   });
 }
+
+/** An error as the drivers throw it, with SQLite's result code. */
+const sqliteError = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+/**
+ * The driver's database as the store sees it, counting the store's COMMITs; `failCommits` makes the
+ * next COMMITs throw (without committing), and `failClaimsOf` makes the claim statement throw for
+ * the keys given, as SQLite would.
+ */
+function instrumented(db: Closable) {
+  const control = { commits: 0, failCommits: 0, failClaimsOf: new Map<string, Error>() };
+  const database: SqliteDatabaseLike = {
+    exec(sql) {
+      if (sql === 'COMMIT') {
+        if (control.failCommits > 0) {
+          control.failCommits--;
+          throw sqliteError('disk I/O error', 'SQLITE_IOERR');
+        }
+        control.commits++;
+      }
+      return db.exec(sql);
+    },
+    prepare(sql) {
+      const statement = db.prepare(sql);
+      if (!sql.includes('RETURNING attempt')) return statement;
+      return {
+        run: (...params) => statement.run(...params),
+        get(...params) {
+          const error = control.failClaimsOf.get(params[0] as string);
+          if (error !== undefined) throw error;
+          return statement.get(...params);
+        },
+      };
+    },
+  };
+  return { database, control };
+}
+
+const ACQUIRED = { state: 'acquired', attempt: 1 };
+
+for (const driver of drivers) {
+  describe(`sqliteStore over ${driver.name}: the writes of one turn share a commit`, () => {
+    const path = file(`batch-${driver.name.replace(':', '-')}`);
+    const keysOf = (name: string, n: number) => {
+      const id = randomUUID();
+      return Array.from({ length: n }, (_, i) => `${name}:${id}:${i}`);
+    };
+    /** The rows another connection sees: only what was committed. */
+    const committed = (keys: string[]): { key: string; state: string; attempt: number }[] => {
+      const reader = driver.open(path);
+      try {
+        const read = reader.prepare('SELECT key, state, attempt FROM hookline_idempotency WHERE key = ?');
+        return keys.flatMap((key) => {
+          const row = read.get(key) as { key: string; state: string; attempt: number } | undefined;
+          return row === undefined ? [] : [{ key: row.key, state: row.state, attempt: Number(row.attempt) }];
+        });
+      } finally {
+        reader.close();
+      }
+    };
+
+    it('answers the claims of one turn as it would one by one, in one commit, 64 operations at most', async () => {
+      const db = driver.open(path);
+      try {
+        const { database, control } = instrumented(db);
+        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const [done, mixed] = keysOf('turn-alone', 2);
+        expect(await store.claim(done!, 'd', 60_000)).toEqual(ACQUIRED);
+        expect(await store.complete(done!, 'd', 60_000)).toBe(true);
+        expect(control.commits).toBe(0); // one operation at a time: each statement its own commit
+
+        const keys = keysOf('turn', 10);
+        const answers = await Promise.all([
+          ...keys.map((key) => store.claim(key, 'a', 60_000)),
+          ...keys.map((key) => store.claim(key, 'b', 60_000)),
+          store.claim(done!, 'e', 60_000),
+          // In call order: each operation sees the ones before it in its turn.
+          store.claim(mixed!, 'm', 60_000),
+          store.complete(mixed!, 'm', 60_000),
+          store.claim(mixed!, 'n', 60_000),
+        ]);
+        expect(control.commits).toBe(1);
+        expect(answers.slice(0, 10)).toEqual(keys.map(() => ACQUIRED));
+        for (const answer of answers.slice(10, 20)) {
+          expect(answer).toMatchObject({ state: 'in_progress' });
+          const { retryAfterMs } = answer as { retryAfterMs: number };
+          expect(retryAfterMs).toBeGreaterThan(0);
+          expect(retryAfterMs).toBeLessThanOrEqual(60_000);
+        }
+        expect(answers.slice(20)).toEqual([{ state: 'completed' }, ACQUIRED, true, { state: 'completed' }]);
+        expect(committed(keys)).toEqual(keys.map((key) => ({ key, state: 'l', attempt: 1 })));
+
+        const many = keysOf('turn-many', 150);
+        expect(await Promise.all(many.map((key) => store.claim(key, 't', 60_000)))).toEqual(many.map(() => ACQUIRED));
+        expect(control.commits).toBe(1 + Math.ceil(150 / 64));
+        expect(committed(many)).toHaveLength(150);
+      } finally {
+        db.close();
+      }
+    });
+
+    it('rejects every operation of a turn whose BEGIN found the file locked, and records none of them', async () => {
+      const [db, other] = [driver.open(path), driver.open(path)];
+      try {
+        const store = sqliteStore({ database: db, busyTimeoutMs: 20, pruneEveryMs: 0 });
+        const [held, fresh] = keysOf('begin-busy', 2);
+        expect(await store.claim(held!, 't1', 60_000)).toEqual(ACQUIRED);
+        other.exec('BEGIN EXCLUSIVE'); // another process writing, past the busy timeout
+        let outcomes: PromiseSettledResult<unknown>[];
+        try {
+          outcomes = await Promise.allSettled([
+            store.release(held!, 't1'),
+            store.claim(fresh!, 't2', 60_000),
+            store.extend(held!, 't1', 60_000),
+          ]);
+        } finally {
+          other.exec('ROLLBACK');
+        }
+        for (const outcome of outcomes) {
+          expect(outcome.status).toBe('rejected');
+          const { reason } = outcome as PromiseRejectedResult;
+          expect(StoreDataError.is(reason)).toBe(false); // an outage: answered 503, retried
+          expect(String(reason)).toMatch(/locked|busy/i);
+        }
+        // Nothing of that turn happened: the lease is still held, the fresh key never claimed.
+        expect(await store.claim(held!, 't3', 60_000)).toMatchObject({ state: 'in_progress' });
+        expect(await store.release(held!, 't1')).toBe(true);
+        expect(await store.claim(held!, 't3', 60_000)).toEqual({ state: 'acquired', attempt: 2 });
+        expect(await store.claim(fresh!, 't4', 60_000)).toEqual(ACQUIRED);
+      } finally {
+        other.close();
+        db.close();
+      }
+    });
+
+    it('rejects every operation of a turn whose COMMIT failed, rolls it back and leaves no transaction open', async () => {
+      const db = driver.open(path);
+      try {
+        const { database, control } = instrumented(db);
+        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const [held, fresh, done] = keysOf('commit-fails', 3);
+        expect(await store.claim(held!, 't1', 60_000)).toEqual(ACQUIRED);
+        expect(await store.claim(done!, 't1', 60_000)).toEqual(ACQUIRED);
+        control.failCommits = 1;
+        const outcomes = await Promise.allSettled([
+          store.release(held!, 't1'),
+          store.claim(fresh!, 't2', 60_000),
+          store.complete(done!, 't1', 60_000),
+        ]);
+        expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected']);
+        for (const outcome of outcomes) expect(String((outcome as PromiseRejectedResult).reason)).toMatch(/disk I\/O error/);
+        db.exec('BEGIN'); // throws if the store left its transaction open
+        db.exec('ROLLBACK');
+        expect(committed([held!, fresh!, done!])).toEqual([
+          { key: held, state: 'l', attempt: 1 },
+          { key: done, state: 'l', attempt: 1 },
+        ]);
+        expect(await store.claim(held!, 't3', 60_000)).toMatchObject({ state: 'in_progress' });
+        expect(await store.release(held!, 't1')).toBe(true);
+        expect(await store.claim(held!, 't3', 60_000)).toEqual({ state: 'acquired', attempt: 2 });
+        expect(await store.claim(fresh!, 't4', 60_000)).toEqual(ACQUIRED);
+        expect(await store.complete(done!, 't1', 60_000)).toBe(true);
+      } finally {
+        db.close();
+      }
+    });
+
+    it('rejects an operation whose value SQLite refuses alone: the others of its turn commit', async () => {
+      const db = driver.open(path);
+      try {
+        const { database, control } = instrumented(db);
+        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const [before, tooBig, after] = keysOf('data-error', 3);
+        control.failClaimsOf.set(tooBig!, sqliteError('string or blob too big', 'SQLITE_TOOBIG'));
+        const outcomes = await Promise.allSettled([
+          store.claim(before!, 't', 60_000),
+          store.claim(tooBig!, 't', 60_000),
+          store.claim(`${before}\uD800`, 't', 60_000), // a lone surrogate: refused before it is queued
+          store.claim(after!, 't', 60_000),
+        ]);
+        expect(control.commits).toBe(1);
+        expect(outcomes[0]).toEqual({ status: 'fulfilled', value: ACQUIRED });
+        expect(outcomes[3]).toEqual({ status: 'fulfilled', value: ACQUIRED });
+        for (const outcome of [outcomes[1]!, outcomes[2]!]) {
+          expect(outcome.status).toBe('rejected');
+          expect(StoreDataError.is((outcome as PromiseRejectedResult).reason)).toBe(true);
+        }
+        expect(committed([before!, tooBig!, after!])).toEqual([
+          { key: before, state: 'l', attempt: 1 },
+          { key: after, state: 'l', attempt: 1 },
+        ]);
+      } finally {
+        db.close();
+      }
+    });
+
+    it('rejects the whole turn when a statement fails for another reason: the transaction may be gone', async () => {
+      const db = driver.open(path);
+      try {
+        const { database, control } = instrumented(db);
+        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const [before, full, after] = keysOf('disk-full', 3);
+        control.failClaimsOf.set(full!, sqliteError('database or disk is full', 'SQLITE_FULL'));
+        const outcomes = await Promise.allSettled([
+          store.claim(before!, 't', 60_000),
+          store.claim(full!, 't', 60_000),
+          store.claim(after!, 't', 60_000),
+        ]);
+        for (const outcome of outcomes) {
+          expect(outcome.status).toBe('rejected');
+          expect(String((outcome as PromiseRejectedResult).reason)).toMatch(/disk is full/);
+          expect(StoreDataError.is((outcome as PromiseRejectedResult).reason)).toBe(false);
+        }
+        expect(control.commits).toBe(0);
+        expect(committed([before!, full!, after!])).toEqual([]);
+        db.exec('BEGIN'); // throws if the store left its transaction open
+        db.exec('ROLLBACK');
+      } finally {
+        db.close();
+      }
+    });
+
+    it('joins a transaction the application holds open on the connection, one operation at a time', async () => {
+      const db = driver.open(path);
+      try {
+        const { database, control } = instrumented(db);
+        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const keys = keysOf('app-transaction', 3);
+        db.exec('BEGIN');
+        expect(await Promise.all(keys.map((key) => store.claim(key, 't', 60_000)))).toEqual(keys.map(() => ACQUIRED));
+        expect(control.commits).toBe(0);
+        db.exec('ROLLBACK'); // the application's to commit or not
+        expect(await Promise.all(keys.map((key) => store.claim(key, 'u', 60_000)))).toEqual(keys.map(() => ACQUIRED));
+        expect(committed(keys)).toHaveLength(3);
+      } finally {
+        db.close();
+      }
+    });
+
+    it('close() writes what is queued before it returns, in a commit, and leaves no transaction open', async () => {
+      const db = driver.open(path);
+      try {
+        const { database, control } = instrumented(db);
+        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const keys = keysOf('close', 3);
+        const answers = Promise.all(keys.map((key) => store.claim(key, 't', 60_000)));
+        store.close();
+        expect(control.commits).toBe(1);
+        expect(committed(keys)).toEqual(keys.map((key) => ({ key, state: 'l', attempt: 1 })));
+        db.exec('BEGIN');
+        db.exec('ROLLBACK');
+        expect(await answers).toEqual(keys.map(() => ACQUIRED));
+      } finally {
+        db.close();
+      }
+    });
+
+    it('close() rejects what is queued when the database was closed under it, and does not throw', async () => {
+      const db = driver.open(path);
+      const store = sqliteStore({ database: db, pruneEveryMs: 0 });
+      const keys = keysOf('closed-under', 3);
+      const outcomes = Promise.allSettled(keys.map((key) => store.claim(key, 't', 60_000)));
+      db.close();
+      expect(() => store.close()).not.toThrow();
+      for (const outcome of await outcomes) {
+        expect(outcome.status).toBe('rejected');
+        expect(StoreDataError.is((outcome as PromiseRejectedResult).reason)).toBe(false);
+      }
+      expect(committed(keys)).toEqual([]);
+    });
+  });
+}
+
+describe('close() of a store that opened its file', () => {
+  it('writes the queued operations, then refuses new ones with a clear error', async () => {
+    if (nodeSqlite === undefined) {
+      expect(() => sqliteStore({ filename: file() })).toThrow(/has no node:sqlite/); // `filename` needs node:sqlite
+      return;
+    }
+    const path = file('owned');
+    const store = sqliteStore({ filename: path, pruneEveryMs: 0 });
+    const answers = Promise.all([store.claim('a', 't', 60_000), store.claim('b', 't', 60_000)]);
+    store.close();
+    expect(await answers).toEqual([ACQUIRED, ACQUIRED]);
+    await expect(store.claim('c', 't', 60_000)).rejects.toThrow(/store is closed/);
+    const reader = new nodeSqlite.DatabaseSync(path);
+    try {
+      expect(reader.prepare('SELECT count(*) AS n FROM hookline_idempotency').get()).toEqual({ n: 2 });
+    } finally {
+      (reader as Closable).close();
+    }
+  });
+});
 
 describe('prune', () => {
   it('walks the whole table in chunks, deleting only what nothing needs', () => {
@@ -216,19 +509,16 @@ describe('prune', () => {
 });
 
 describe('files', () => {
-  it('grows by a bounded number of bytes per completed record', () => {
+  it('grows by a bounded number of bytes per completed record', async () => {
     const driver = drivers[0]!;
     const path = file('size');
     const db = driver.open(path);
     try {
       const store = sqliteStore({ database: db, pruneEveryMs: 0 });
-      db.exec('BEGIN'); // one commit: the test is about the size, not the speed
-      for (let i = 0; i < 5_000; i++) {
-        const key = `hookline:wdl_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
-        store.claim(key, 'token', 30_000);
-        store.complete(key, 'token', 72 * 3_600_000);
-      }
-      db.exec('COMMIT');
+      // All in one turn, then all completed in the next: the store writes them 64 to a commit.
+      const keys = Array.from({ length: 5_000 }, () => `hookline:wdl_${randomUUID().replaceAll('-', '').slice(0, 24)}`);
+      await Promise.all(keys.map((key) => store.claim(key, 'token', 30_000)));
+      await Promise.all(keys.map((key) => store.complete(key, 'token', 72 * 3_600_000)));
       db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
       expect(statSync(path).size / 5_000).toBeLessThan(250);
     } finally {

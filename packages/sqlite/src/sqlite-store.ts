@@ -57,13 +57,25 @@ export interface SqliteStore extends IdempotencyStore {
   readonly table: string;
   /** Deletes the rows nothing needs any more (see `keepMs`), walking the table in chunks; returns how many. */
   prune(): number;
-  /** Stops the prune timer, and closes the database if the store opened it (`filename`). */
+  /**
+   * Stops the prune timer, writes the operations still queued (each answered after its commit, or
+   * rejected), and closes the database if the store opened it (`filename`); operations asked of it
+   * afterwards are rejected.
+   */
   close(): void;
 }
 
 const PRUNE_CHUNK = 5_000;
 /** A claim that found the row changing between its two statements tries again, this many times. */
 const CLAIM_TRIES = 5;
+/**
+ * The most operations one commit takes: the write lock is held while they run (tens of microseconds
+ * each), and other processes' writers wait for it. The rest go to the next commit, a turn later.
+ */
+const BATCH_MAX = 64;
+
+// Every runtime the store supports has setImmediate; the fallback only keeps the queue working elsewhere.
+const nextTurn: (run: () => void) => unknown = typeof setImmediate === 'function' ? setImmediate : (run) => setTimeout(run, 0);
 
 function ms(name: string, value: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
@@ -100,12 +112,38 @@ function isDataError(error: unknown): boolean {
   return /SQLITE_TOOBIG|SQLITE_MISMATCH|string or blob too big/i.test(text);
 }
 
+/** The error an operation is rejected with: data errors as StoreDataError, anything else as it came. */
+function rejection(error: unknown): unknown {
+  if (error instanceof StoreDataError || StoreDataError.is(error) || !isDataError(error)) return error;
+  return new StoreDataError(`sqliteStore: SQLite refused the data: ${(error as Error).message}`, { cause: error });
+}
+
+/** BEGIN refused because the connection is already in a transaction: one the application opened on it. */
+function isNestedBegin(error: unknown): boolean {
+  return error instanceof Error && /within a transaction/i.test(error.message);
+}
+
+/** An operation waiting for its turn's commit. */
+interface Pending {
+  run: () => unknown;
+  resolve: (value: never) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * An idempotency store in SQLite: durable, embedded, for the receiver processes of one machine that
  * open the same file. WAL mode (readers never wait for the writer), a busy timeout (writers of other
- * processes wait their turn), one statement per operation, answered synchronously: a claim is one
- * `INSERT … ON CONFLICT (key) DO UPDATE … WHERE <lease or retention ended> RETURNING attempt`. Errors
- * come back as a rejected promise, which the receiver answers 503 (the service retries).
+ * processes wait their turn), one statement per operation: a claim is one
+ * `INSERT … ON CONFLICT (key) DO UPDATE … WHERE <lease or retention ended> RETURNING attempt`.
+ *
+ * The commit, not the statement, is most of a write's cost, so the operations of one event-loop turn
+ * share one: they are queued, then run in order at the end of the turn in one `BEGIN IMMEDIATE …
+ * COMMIT` (at most 64 to a commit; a lone operation runs on its own, as its own commit). Each promise
+ * settles only after that commit: nothing is answered acquired or completed that was not committed. A
+ * failed BEGIN or COMMIT (`SQLITE_BUSY` past the timeout, a full disk, an I/O error) rolls the batch
+ * back and rejects all of it; a value SQLite refuses rejects only its own operation
+ * (`StoreDataError`). Errors come back as a rejected promise, which the receiver answers 503 (the
+ * service retries), or 500 for a `StoreDataError`.
  *
  * @example
  * import { createReceiver } from '@hookline/core';
@@ -174,18 +212,122 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     throw new Error(`sqliteStore: the record of ${JSON.stringify(key)} kept changing under ${CLAIM_TRIES} claims in a row`);
   }
 
-  /** Runs one operation: its answer, or a rejected promise (data errors as StoreDataError). */
-  function guard<T>(run: () => T): T | Promise<never> {
+  let queue: Pending[] = [];
+  let head = 0; // the queue's first operation not yet run: a large queue is walked, not copied again and again
+  let scheduled = false;
+  let closed = false;
+
+  /**
+   * One operation: `prepare` checks the arguments at once (a bad one is refused without waiting for
+   * the turn to end) and gives the statements to run, which wait in the queue for the turn's commit.
+   */
+  function operation<T>(prepare: () => () => T): Promise<T> {
+    if (closed) return Promise.reject(new Error('sqliteStore: the store is closed (close() closed its database)'));
+    let run: () => T;
     try {
-      return run();
+      run = prepare();
     } catch (error) {
-      if (error instanceof StoreDataError || StoreDataError.is(error) || !isDataError(error)) return Promise.reject(error);
-      return Promise.reject(new StoreDataError(`sqliteStore: SQLite refused the data: ${(error as Error).message}`, { cause: error }));
+      return Promise.reject(rejection(error));
+    }
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ run, resolve: resolve as (value: never) => void, reject });
+      if (!scheduled) {
+        scheduled = true;
+        nextTurn(flushTurn);
+      }
+    });
+  }
+
+  function nextBatch(): Pending[] {
+    const end = Math.min(queue.length, head + BATCH_MAX);
+    const batch = head === 0 && end === queue.length ? queue : queue.slice(head, end);
+    head = end;
+    if (head === queue.length) {
+      queue = [];
+      head = 0;
+    }
+    return batch;
+  }
+
+  function flushTurn(): void {
+    scheduled = false;
+    if (queue.length === 0) return; // close() ran them
+    runBatch(nextBatch());
+    // The rest a turn later: the write lock is released in between, and the answers go out.
+    if (queue.length > 0 && !scheduled) {
+      scheduled = true;
+      nextTurn(flushTurn);
+    }
+  }
+
+  /** Runs one operation in whatever transaction is open, or as its own; settles it at once. */
+  function runAlone(op: Pending): void {
+    try {
+      op.resolve(op.run() as never);
+    } catch (error) {
+      op.reject(rejection(error));
+    }
+  }
+
+  function rollback(): void {
+    try {
+      db.exec('ROLLBACK');
+    } catch {
+      // SQLite may have rolled the transaction back itself (a full disk, an I/O error): nothing is open.
+    }
+  }
+
+  /** Never throws: every operation of the batch is settled, after the commit when there is one. */
+  function runBatch(batch: Pending[]): void {
+    // A lone operation is its own commit already: BEGIN and COMMIT would only add two statements.
+    if (batch.length === 1) {
+      runAlone(batch[0]!);
+      return;
+    }
+    try {
+      db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      if (isNestedBegin(error)) {
+        // The application holds a transaction open on this connection across turns: the operations
+        // join it, one by one, as they did before they were batched; its COMMIT is the application's.
+        for (const op of batch) runAlone(op);
+        return;
+      }
+      for (const op of batch) op.reject(error);
+      return;
+    }
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    for (const op of batch) {
+      try {
+        outcomes.push({ ok: true, value: op.run() });
+      } catch (error) {
+        // A refused value aborts its statement only; anything else may have ended the transaction
+        // (SQLite rolls back on some I/O and full-disk errors), so the batch as a whole is refused.
+        if (isDataError(error)) {
+          outcomes.push({ ok: false, value: rejection(error) });
+          continue;
+        }
+        rollback();
+        for (const each of batch) each.reject(error);
+        return;
+      }
+    }
+    try {
+      db.exec('COMMIT');
+    } catch (error) {
+      rollback();
+      for (const op of batch) op.reject(error);
+      return;
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const { ok, value } = outcomes[i]!;
+      if (ok) batch[i]!.resolve(value as never);
+      else batch[i]!.reject(value);
     }
   }
 
   // Ordering guards' version records, in `<table>_versions` (versions.ts).
-  const versions = versionRecords(db, options.table ?? DEFAULT_TABLE, guard, checkKey);
+  const versions = versionRecords(db, options.table ?? DEFAULT_TABLE, operation, checkKey);
 
   function prune(): number {
     const now = Date.now();
@@ -217,34 +359,49 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   return {
     table,
     claim: (key, token, leaseMs) =>
-      guard(() => {
+      operation(() => {
         checkKey(key);
-        return claim(key, token, ms('leaseMs', leaseMs));
+        const lease = ms('leaseMs', leaseMs);
+        return () => claim(key, token, lease);
       }),
     complete: (key, token, retentionMs) =>
-      guard(() => {
+      operation(() => {
         checkKey(key);
-        const end = Date.now() + ms('retentionMs', retentionMs);
-        return changed(sql.complete, end, end, key, token);
+        const retention = ms('retentionMs', retentionMs);
+        // The clock is read when the statement runs, at the end of the turn, as the claim's is.
+        return () => {
+          const end = Date.now() + retention;
+          return changed(sql.complete, end, end, key, token);
+        };
       }),
     release: (key, token) =>
-      guard(() => {
+      operation(() => {
         checkKey(key);
-        const now = Date.now();
-        return changed(sql.release, now, now + keep, key, token);
+        return () => {
+          const now = Date.now();
+          return changed(sql.release, now, now + keep, key, token);
+        };
       }),
     extend: (key, token, leaseMs) =>
-      guard(() => {
+      operation(() => {
         checkKey(key);
-        const end = Date.now() + ms('leaseMs', leaseMs);
-        return changed(sql.extend, end, end + keep, key, token);
+        const lease = ms('leaseMs', leaseMs);
+        return () => {
+          const end = Date.now() + lease;
+          return changed(sql.extend, end, end + keep, key, token);
+        };
       }),
     readVersion: versions.readVersion,
     advanceVersion: versions.advanceVersion,
     prune,
     close() {
       if (timer !== undefined) clearInterval(timer);
-      owned?.close();
+      // What is queued is written before the database closes (or rejected, if it no longer can be).
+      while (queue.length > 0) runBatch(nextBatch());
+      if (owned !== undefined) {
+        closed = true;
+        owned.close();
+      }
     },
   };
 }

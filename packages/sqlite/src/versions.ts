@@ -29,7 +29,7 @@ export function versionsSchemaSql(table: string): string {
 export function versionRecords(
   db: SqliteDatabaseLike,
   table: string,
-  guard: <T>(run: () => T) => T | Promise<never>,
+  operation: <T>(prepare: () => () => T) => Promise<T>,
   checkKey: (key: string) => void,
 ) {
   const quoted = quoteIdentifier(`${table}_versions`);
@@ -52,14 +52,19 @@ WHERE version < excluded.version OR expires_at <= ?`),
     sql !== undefined || db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(`${table}_versions`) != null;
 
   return {
+    // The table is made and the statements prepared when the call is made, never inside the store's
+    // batch transaction: a rolled-back batch would take the new table with it and leave them stale.
     readVersion: (key: string) =>
-      guard(() => {
+      operation(() => {
         checkKey(key);
-        const row = statements().read.get(key, Date.now()) as { version: number } | null | undefined;
-        return row == null ? undefined : Number(row.version);
+        const { read } = statements();
+        return () => {
+          const row = read.get(key, Date.now()) as { version: number } | null | undefined;
+          return row == null ? undefined : Number(row.version);
+        };
       }),
     advanceVersion: (key: string, version: number, retentionMs: number) =>
-      guard(() => {
+      operation(() => {
         checkKey(key);
         if (typeof version !== 'number' || !Number.isFinite(version)) {
           throw new RangeError(`sqliteStore: a version must be a finite number, got ${String(version)}`);
@@ -67,9 +72,12 @@ WHERE version < excluded.version OR expires_at <= ?`),
         if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
           throw new RangeError(`sqliteStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
         }
-        const now = Date.now();
-        const values: SqliteValue[] = [key, version, Math.ceil(now + retentionMs), now];
-        return Number(statements().advance.run(...values).changes) === 1;
+        const { advance } = statements();
+        return () => {
+          const now = Date.now();
+          const values: SqliteValue[] = [key, version, Math.ceil(now + retentionMs), now];
+          return Number(advance.run(...values).changes) === 1;
+        };
       }),
     /** Deletes the expired version rows; 0 when no guard ever made the table. */
     prune(): number {
