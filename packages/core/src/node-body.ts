@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { bodyAlreadyParsed, payloadTooLarge, requestTimeout } from './answers';
-import { checkDeclaredLength, clearDeadline, concatChunks, type Deadline, type Expiring, hasTimeLimit, setDeadline } from './body';
+import { checkDeclaredLength, clearDeadline, concatChunks, type Expiring, hasTimeLimit, setDeadline } from './body';
 import { type LingerOptions, lingerAfterAnswer } from './node-linger';
 
 /** A node request that a framework may have decorated with a parsed or raw body. */
@@ -67,7 +67,7 @@ function readNodeBodyThen(req: NodeRequest, limit: number, options: NodeBodyOpti
   }
   const read = new StreamRead(req, limit, options, sink);
   listen(req, read);
-  if (hasTimeLimit(options.timeoutMs)) read.deadline = setDeadline(options.timeoutMs, read);
+  if (hasTimeLimit(options.timeoutMs)) setDeadline(options.timeoutMs, read);
 }
 
 const READ = Symbol('hookline.streamRead');
@@ -83,7 +83,10 @@ class StreamRead implements Expiring {
   chunks: Uint8Array[] = [];
   total = 0;
   done = false;
-  deadline: Deadline | undefined = undefined;
+  // The deadline list's links (body.ts): 0 and undefined while the read has no deadline running.
+  deadlineAt = 0;
+  deadlinePrev: Expiring | undefined = undefined;
+  deadlineNext: Expiring | undefined = undefined;
 
   constructor(
     readonly req: NodeRequest,
@@ -102,14 +105,14 @@ class StreamRead implements Expiring {
   end(): void {
     if (this.done) return;
     this.done = true;
-    if (this.deadline !== undefined) clearDeadline(this.deadline);
+    clearDeadline(this);
     this.sink.body(concatChunks(this.chunks, this.total));
   }
 
   fail(error: Error): void {
     if (this.done) return;
     this.done = true;
-    if (this.deadline !== undefined) clearDeadline(this.deadline);
+    clearDeadline(this);
     this.chunks = [];
     this.sink.refused(error);
   }
