@@ -72,12 +72,12 @@ function sweep(): void {
   clock = Date.now();
   // Reads are in the order they started, but limits may differ: the whole list is walked. It holds
   // only the reads under way, a few per open connection at most.
-  let due: Expiring[] | undefined;
+  const due: Expiring[] = [];
   for (let read = first; read !== undefined; ) {
     const next = read.deadlineNext;
     if (read.deadlineAt <= clock) {
       unlink(read);
-      (due ??= []).push(read);
+      due.push(read);
     }
     read = next;
   }
@@ -85,7 +85,7 @@ function sweep(): void {
     clearInterval(sweeper);
     sweeper = undefined;
   }
-  if (due !== undefined) for (const read of due) read.expire();
+  for (const read of due) read.expire();
 }
 
 /**
