@@ -2,45 +2,29 @@
 // the trusted entry they use.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DELIVERY_CHANNEL, type DeliveryTrace, STORE_CHANNEL } from './diagnostics';
 import { PermanentFailure } from './errors';
 import { memoryStore } from './memory-store';
 import type { DeliveryQueue, JobResult, QueuedDelivery, QueueJob } from './queue';
 import { createReceiver } from './receiver';
-import { SECRET, envelope, json, signed, tick } from './test-support';
+import { SECRET, envelope, json, signed, tick, watchDeliveryTraces } from './test-support';
 
 type Event = [name: string, outcome: string | undefined, status: number | undefined];
 
-/** Subscribes to the delivery channel for one test; returns the events seen, in order. */
+/** The delivery channel's events in the running test, as [event, outcome, status], in order. */
 function traceEvents(onStart?: (trace: DeliveryTrace) => void) {
-  const events: Event[] = [];
-  const record = (name: string) => (message: unknown) => {
-    const trace = message as DeliveryTrace;
-    if (name === 'start') onStart?.(trace);
-    events.push([name, trace.outcome, trace.status]);
+  const { seen } = watchDeliveryTraces(onStart);
+  return {
+    get events(): Event[] {
+      return seen.map(([name, trace]) => [name, trace.outcome, trace.status]);
+    },
   };
-  const handlers = {
-    start: record('start'),
-    end: record('end'),
-    asyncStart: record('asyncStart'),
-    asyncEnd: record('asyncEnd'),
-    error: record('error'),
-  };
-  diagnostics.tracingChannel(DELIVERY_CHANNEL).subscribe(handlers);
-  return { events, stop: () => diagnostics.tracingChannel(DELIVERY_CHANNEL).unsubscribe(handlers) };
 }
-
-let stop: (() => void) | undefined;
-afterEach(() => {
-  stop?.();
-  stop = undefined;
-});
 
 describe('the hookline:delivery tracing channel', () => {
   it('publishes start, end, asyncStart, asyncEnd in order for a synchronous delivery, with its outcome and status', async () => {
     const seen = traceEvents();
-    stop = seen.stop;
     const receiver = createReceiver({ secret: SECRET }).on('*', () => {});
     await receiver.handle(signed(envelope()));
     expect(seen.events).toEqual([
@@ -53,7 +37,6 @@ describe('the hookline:delivery tracing channel', () => {
 
   it('publishes end before the async handlers finish, then error for a thrown handler, then asyncStart/asyncEnd', async () => {
     const seen = traceEvents();
-    stop = seen.stop;
     const receiver = createReceiver({ secret: SECRET })
       .onError(() => {})
       .on('*', async () => {
@@ -73,7 +56,6 @@ describe('the hookline:delivery tracing channel', () => {
   it('carries the event, deliveryId, attempt, refusal code and reason, and the store timings', async () => {
     const traces: DeliveryTrace[] = [];
     const seen = traceEvents((trace) => traces.push(trace));
-    stop = seen.stop;
     const receiver = createReceiver({ secret: SECRET }).on('*', () => {});
     const body = envelope();
     await receiver.handle(signed(body));
@@ -98,7 +80,6 @@ describe('the hookline:delivery tracing channel', () => {
         }
       };
     });
-    stop = seen.stop;
     const receiver = createReceiver({ secret: SECRET }).on('*', () => {
       scopes.push('handler');
     });
@@ -113,7 +94,6 @@ describe('the hookline:delivery tracing channel', () => {
     const seen = traceEvents((trace) => {
       trace.runInScope = (fn) => span.run(`span:${trace.deliveryId}`, fn);
     });
-    stop = seen.stop;
     const spans: (string | undefined)[] = [];
     const receiver = createReceiver({ secret: SECRET, completion: 'handler' }).on(
       '*',
@@ -129,7 +109,6 @@ describe('the hookline:delivery tracing channel', () => {
 
   it('traces adapter refusals made through answerError', () => {
     const seen = traceEvents();
-    stop = seen.stop;
     const receiver = createReceiver({ secret: SECRET });
     receiver.answerError(new (class extends Error {})('not ours'));
     expect(seen.events.map(([name]) => name)).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
@@ -299,7 +278,6 @@ describe('answer-fast mode', () => {
       atStart.push({ ...trace });
       if (trace.mode === 'receive') trace.traceparent = traceparent;
     });
-    stop = seen.stop;
     const receiver = createReceiver({ secret: SECRET, queue }).on('*', () => {});
     expect((await receiver.handle(signed(envelope()))).status).toBe(202);
     receiver.work();

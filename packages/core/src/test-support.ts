@@ -1,5 +1,8 @@
 // Helpers for core's own unit tests (not shipped: excluded in package.json "files" and not exported).
 import { createHmac } from 'node:crypto';
+import diagnostics from 'node:diagnostics_channel';
+import { onTestFinished } from 'vitest';
+import { DELIVERY_CHANNEL, type DeliveryTrace } from './diagnostics';
 import type { ReceiverInput } from './receiver';
 
 export const SECRET = 'whsec_test_3b1f0c';
@@ -54,3 +57,24 @@ export function json(answer: { body: string }): AnswerBody {
 }
 
 export const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Subscribes to the delivery tracing channel until the running test ends; `seen` lists each event as
+ * [event name, a copy of the trace when it was published]. `onStart` gets the live trace at `start`
+ * (a subscriber may write to it, as OpenTelemetry's does).
+ */
+export function watchDeliveryTraces(onStart?: (trace: DeliveryTrace) => void) {
+  const seen: [name: string, trace: DeliveryTrace][] = [];
+  const on = (name: string) => (message: unknown) => {
+    const trace = message as DeliveryTrace;
+    if (name === 'start') onStart?.(trace);
+    seen.push([name, { ...trace }]);
+  };
+  const handlers = { start: on('start'), end: on('end'), asyncStart: on('asyncStart'), asyncEnd: on('asyncEnd'), error: on('error') };
+  const channel = diagnostics.tracingChannel(DELIVERY_CHANNEL);
+  channel.subscribe(handlers);
+  onTestFinished(() => {
+    channel.unsubscribe(handlers);
+  });
+  return { seen };
+}

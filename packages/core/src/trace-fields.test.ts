@@ -2,33 +2,17 @@
 // error event and `permanent` for failures, the refusal's reason, store messages with an error only
 // when the operation failed.
 import diagnostics from 'node:diagnostics_channel';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DELIVERY_CHANNEL, type DeliveryTrace, STORE_CHANNEL, type StoreOperationMessage } from './diagnostics';
 import { PermanentFailure } from './errors';
 import { memoryStore } from './memory-store';
 import { createReceiver } from './receiver';
 import type { IdempotencyStore } from './store';
-import { envelope, SECRET, signed } from './test-support';
-
-/** Subscribes to every event of the delivery channel; lists [event, copy of the trace]. */
-function watchTraces() {
-  const seen: [string, DeliveryTrace][] = [];
-  const on = (name: string) => (message: unknown) => void seen.push([name, { ...(message as DeliveryTrace) }]);
-  const handlers = { start: on('start'), end: on('end'), asyncStart: on('asyncStart'), asyncEnd: on('asyncEnd'), error: on('error') };
-  diagnostics.tracingChannel(DELIVERY_CHANNEL).subscribe(handlers);
-  return { seen, stop: () => diagnostics.tracingChannel(DELIVERY_CHANNEL).unsubscribe(handlers) };
-}
-
-let stop: (() => void) | undefined;
-afterEach(() => {
-  stop?.();
-  stop = undefined;
-});
+import { envelope, SECRET, signed, watchDeliveryTraces } from './test-support';
 
 describe('hookline:delivery', () => {
   it('publishes error with the thrown value for a failed handler, without `permanent`', async () => {
-    const traces = watchTraces();
-    stop = traces.stop;
+    const traces = watchDeliveryTraces();
     const failure = new Error('boom');
     const receiver = createReceiver({ secret: SECRET })
       .onError(() => {})
@@ -43,8 +27,7 @@ describe('hookline:delivery', () => {
   });
 
   it('publishes error with permanent: true for a PermanentFailure (answered 200)', async () => {
-    const traces = watchTraces();
-    stop = traces.stop;
+    const traces = watchDeliveryTraces();
     const failure = new PermanentFailure('unknown message');
     const receiver = createReceiver({ secret: SECRET }).on('*', () => {
       throw failure;
@@ -56,8 +39,7 @@ describe('hookline:delivery', () => {
   });
 
   it('publishes no error event for a handled or a refused delivery, and no `permanent`', async () => {
-    const traces = watchTraces();
-    stop = traces.stop;
+    const traces = watchDeliveryTraces();
     const receiver = createReceiver({ secret: SECRET }).on('*', () => {});
     await receiver.handle(signed(envelope()));
     await receiver.handle(signed(envelope(), { secret: 'whsec_other' }));
@@ -70,8 +52,7 @@ describe('hookline:delivery', () => {
   });
 
   it("carries a refusal's details.reason when it has no issue (a store failure)", async () => {
-    const traces = watchTraces();
-    stop = traces.stop;
+    const traces = watchDeliveryTraces();
     const inner = memoryStore();
     const down: IdempotencyStore = {
       ...inner,
