@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { memoryStore } from './memory-store';
-import { createReceiver } from './receiver';
+import { createReceiver, type Receiver } from './receiver';
 import { SECRET, envelope, json, signed } from './test-support';
 
 const quiet = () => {};
@@ -41,18 +41,27 @@ describe("completion: 'handler'", () => {
 describe('ordering guard', () => {
   const RANK = { 'message.sent': 1, 'message.delivered': 2, 'message.read': 3 } as const;
 
-  it('by timestamp: an older delivery for the same key is skipped (200, `stale` fires) and never runs', async () => {
-    const stale = vi.fn();
-    const receiver = createReceiver({ secret: SECRET, hooks: { stale } });
+  /** A line's status change, timestamped `offsetMs` after a minute ago. */
+  const lineStatus = (offsetMs: number, lineId: string, status: string) =>
+    envelope({ event: 'line.status_changed', timestamp: new Date(Date.now() - 60_000 + offsetMs).toISOString(), data: { lineId, status } });
+
+  /** Records each line status it runs for, ordered per line by the body's timestamp. */
+  function recordLineStatuses(receiver: Receiver): string[] {
     const seen: string[] = [];
     receiver.on('line.status_changed', (d) => void seen.push(String(d.data.status)), {
       name: 'line-status',
       order: { key: (d) => String(d.data.lineId) },
     });
-    const at = (offsetMs: number) => new Date(Date.now() - 60_000 + offsetMs).toISOString();
-    const newer = envelope({ event: 'line.status_changed', timestamp: at(2_000), data: { lineId: 'lin_1', status: 'degraded' } });
-    const older = envelope({ event: 'line.status_changed', timestamp: at(1_000), data: { lineId: 'lin_1', status: 'active' } });
-    const otherLine = envelope({ event: 'line.status_changed', timestamp: at(0), data: { lineId: 'lin_2', status: 'active' } });
+    return seen;
+  }
+
+  it('by timestamp: an older delivery for the same key is skipped (200, `stale` fires) and never runs', async () => {
+    const stale = vi.fn();
+    const receiver = createReceiver({ secret: SECRET, hooks: { stale } });
+    const seen = recordLineStatuses(receiver);
+    const newer = lineStatus(2_000, 'lin_1', 'degraded');
+    const older = lineStatus(1_000, 'lin_1', 'active');
+    const otherLine = lineStatus(0, 'lin_2', 'active');
     expect((await receiver.handle(signed(newer))).status).toBe(200);
     const answer = await receiver.handle(signed(older));
     expect(answer.status).toBe(200);
@@ -66,14 +75,9 @@ describe('ordering guard', () => {
     const receiver = createReceiver({ secret: SECRET }).onError((error) => {
       errors.push(error);
     });
-    const seen: string[] = [];
-    receiver.on('line.status_changed', (d) => void seen.push(String(d.data.status)), {
-      name: 'line-status',
-      order: { key: (d) => String(d.data.lineId) },
-    });
-    const at = (offsetMs: number) => new Date(Date.now() - 60_000 + offsetMs).toISOString();
-    const newer = envelope({ event: 'line.status_changed', timestamp: at(2_000), data: { lineId: 'lin_1', status: 'degraded' } });
-    const older = envelope({ event: 'line.status_changed', timestamp: at(1_000), data: { lineId: 'lin_1', status: 'active' } });
+    const seen = recordLineStatuses(receiver);
+    const newer = lineStatus(2_000, 'lin_1', 'degraded');
+    const older = lineStatus(1_000, 'lin_1', 'active');
     expect((await receiver.handle(signed(newer))).status).toBe(200);
     expect((await receiver.handle(signed(older))).status).toBe(200);
     expect(seen).toEqual(['degraded']);
