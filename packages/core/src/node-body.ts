@@ -32,42 +32,26 @@ export interface NodeBodyOptions {
  * writeNodeAnswer(res, await receiver.handle({ body, headers: req.headers }));
  */
 export function readNodeBody(req: NodeRequest, limit: number, options?: string | NodeBodyOptions): Promise<Uint8Array> {
-  const bodyOptions = typeof options === 'string' ? { fix: options } : (options ?? {});
-  return new Promise((resolve, reject) => readNodeBodyThen(req, limit, bodyOptions, { body: resolve, refused: reject }));
-}
-
-/** Where a read's outcome goes: exactly one of the two, once. */
-interface BodySink {
-  body(bytes: Uint8Array): void;
-  refused(error: Error): void;
-}
-
-/**
- * `readNodeBody` with a sink instead of a promise, called synchronously when the outcome is known at
- * once (a buffered body, a parsed one, a declared length over the limit).
- */
-function readNodeBodyThen(req: NodeRequest, limit: number, options: NodeBodyOptions, sink: BodySink): void {
+  const bodyOptions: NodeBodyOptions = typeof options === 'string' ? { fix: options } : (options ?? {});
   const buffered = req.body instanceof Uint8Array ? req.body : req.rawBody instanceof Uint8Array ? req.rawBody : undefined;
   if (buffered !== undefined) {
-    if (buffered.byteLength > limit) sink.refused(payloadTooLarge(limit));
-    else sink.body(buffered);
-    return;
+    return buffered.byteLength > limit ? Promise.reject(payloadTooLarge(limit)) : Promise.resolve(buffered);
   }
   // body-parser marks what it parsed with `_body`; a string body came from a text parser.
   if (req._body === true || typeof req.body === 'string' || req.readableEnded) {
-    sink.refused(bodyAlreadyParsed(options.fix ?? PARSED_BODY_FIX));
-    return;
+    return Promise.reject(bodyAlreadyParsed(bodyOptions.fix ?? PARSED_BODY_FIX));
   }
   try {
     checkDeclaredLength(req.headers?.['content-length'], limit);
   } catch (error) {
-    lingerAfterAnswer(req, options.linger);
-    sink.refused(error as Error);
-    return;
+    lingerAfterAnswer(req, bodyOptions.linger);
+    return Promise.reject(error);
   }
-  const read = new StreamRead(req, limit, options, sink);
-  listen(req, read);
-  if (hasTimeLimit(options.timeoutMs)) setDeadline(options.timeoutMs, read);
+  return new Promise((resolve, reject) => {
+    const read = new StreamRead(req, limit, bodyOptions, resolve, reject);
+    listen(req, read);
+    if (hasTimeLimit(bodyOptions.timeoutMs)) setDeadline(bodyOptions.timeoutMs, read);
+  });
 }
 
 const READ = Symbol('hookline.streamRead');
@@ -92,7 +76,8 @@ class StreamRead implements Expiring {
     readonly req: NodeRequest,
     readonly limit: number,
     readonly options: NodeBodyOptions,
-    readonly sink: BodySink,
+    readonly resolve: (bytes: Uint8Array) => void,
+    readonly reject: (error: Error) => void,
   ) {}
 
   data(chunk: Uint8Array): void {
@@ -106,7 +91,7 @@ class StreamRead implements Expiring {
     if (this.done) return;
     this.done = true;
     clearDeadline(this);
-    this.sink.body(concatChunks(this.chunks, this.total));
+    this.resolve(concatChunks(this.chunks, this.total));
   }
 
   fail(error: Error): void {
@@ -114,7 +99,7 @@ class StreamRead implements Expiring {
     this.done = true;
     clearDeadline(this);
     this.chunks = [];
-    this.sink.refused(error);
+    this.reject(error);
   }
 
   /** The deadline passed (`setDeadline`). */
