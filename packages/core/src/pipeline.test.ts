@@ -3,7 +3,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
 import { describe, expect, it, vi } from 'vitest';
-import { DELIVERY_CHANNEL, type DeliveryTrace, STORE_CHANNEL } from './diagnostics';
+import { type DeliveryTrace, STORE_CHANNEL } from './diagnostics';
 import { PermanentFailure } from './errors';
 import { memoryStore } from './memory-store';
 import type { DeliveryQueue, JobResult, QueuedDelivery, QueueJob } from './queue';
@@ -55,7 +55,7 @@ describe('the hookline:delivery tracing channel', () => {
 
   it('carries the event, deliveryId, attempt, refusal code and reason, and the store timings', async () => {
     const traces: DeliveryTrace[] = [];
-    const seen = traceEvents((trace) => traces.push(trace));
+    traceEvents((trace) => traces.push(trace));
     const receiver = createReceiver({ secret: SECRET }).on('*', () => {});
     const body = envelope();
     await receiver.handle(signed(body));
@@ -70,7 +70,7 @@ describe('the hookline:delivery tracing channel', () => {
 
   it('runs the handlers inside the scope a subscriber set at start', async () => {
     const scopes: string[] = [];
-    const seen = traceEvents((trace) => {
+    traceEvents((trace) => {
       trace.runInScope = (fn) => {
         scopes.push('enter');
         try {
@@ -91,7 +91,7 @@ describe('the hookline:delivery tracing channel', () => {
     // A tracer's scope is an async context (AsyncLocalStorage.run): the guarded path awaits its store
     // calls before the handler runs, and the handler must still see the delivery's span.
     const span = new AsyncLocalStorage<string>();
-    const seen = traceEvents((trace) => {
+    traceEvents((trace) => {
       trace.runInScope = (fn) => span.run(`span:${trace.deliveryId}`, fn);
     });
     const spans: (string | undefined)[] = [];
@@ -273,7 +273,7 @@ describe('answer-fast mode', () => {
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const traces: DeliveryTrace[] = [];
     const atStart: Partial<DeliveryTrace>[] = [];
-    const seen = traceEvents((trace) => {
+    traceEvents((trace) => {
       traces.push(trace);
       atStart.push({ ...trace });
       if (trace.mode === 'receive') trace.traceparent = traceparent;

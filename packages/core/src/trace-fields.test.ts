@@ -3,7 +3,7 @@
 // when the operation failed.
 import diagnostics from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
-import { DELIVERY_CHANNEL, type DeliveryTrace, STORE_CHANNEL, type StoreOperationMessage } from './diagnostics';
+import { STORE_CHANNEL, type StoreOperationMessage } from './diagnostics';
 import { PermanentFailure } from './errors';
 import { memoryStore } from './memory-store';
 import { createReceiver } from './receiver';
