@@ -5,7 +5,7 @@
  * is a store error: running handlers on a state we do not understand could run them twice.
  */
 import type { Attempt } from '../attempt';
-import { type Awaitable, isPromiseLike } from '../awaitable';
+import { type Awaitable, isPromiseLike, mapAwaitable } from '../awaitable';
 import { nextToken, type ReceiverState, reportError } from '../receiver-state';
 import type { ClaimResult } from '../store';
 import { boundStoreCall, storeCallStart } from '../store-call';
@@ -17,7 +17,7 @@ export function claim(state: ReceiverState, attempt: Attempt): Awaitable<ClaimRe
   const result = store.claim(attempt.key, attempt.token, leaseMs);
   if (!isPromiseLike(result) && startedAt < 0) return checkClaim(result);
   const bounded = boundStoreCall(attempt, 'claim', startedAt, storeTimeoutMs, result, (late) => releaseLate(state, attempt, late));
-  return isPromiseLike(bounded) ? bounded.then(checkClaim) : checkClaim(bounded);
+  return mapAwaitable(bounded, checkClaim);
 }
 
 /** A claim that answered after its time limit: give an acquired lease back, nothing runs under it. */
