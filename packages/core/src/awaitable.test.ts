@@ -4,10 +4,14 @@ import { isPromiseLike, mapAwaitable } from './awaitable';
 describe('isPromiseLike', () => {
   it('tells a thenable from a plain value', () => {
     expect(isPromiseLike(Promise.resolve(1))).toBe(true);
-    expect(isPromiseLike({ then: () => undefined } as unknown as Promise<number>)).toBe(true);
+    // biome-ignore lint/suspicious/noThenProperty: a thenable that is not a Promise is what this checks
+    const thenable = { then: () => undefined } as unknown as Promise<number>;
+    expect(isPromiseLike(thenable)).toBe(true);
     expect(isPromiseLike(1)).toBe(false);
     expect(isPromiseLike(null as unknown as number)).toBe(false);
-    expect(isPromiseLike({ then: 1 } as unknown as number)).toBe(false);
+    // biome-ignore lint/suspicious/noThenProperty: an object whose then is no function is not a promise
+    const notThenable = { then: 1 } as unknown as number;
+    expect(isPromiseLike(notThenable)).toBe(false);
   });
 });
 
@@ -43,7 +47,11 @@ describe('mapAwaitable', () => {
   });
 
   it('hands a rejection to onError', async () => {
-    const result = mapAwaitable(Promise.reject(new Error('late')), (value: number) => value, (error) => `caught ${(error as Error).message}`);
+    const result = mapAwaitable(
+      Promise.reject(new Error('late')),
+      (value: number) => value,
+      (error) => `caught ${(error as Error).message}`,
+    );
     await expect(result).resolves.toBe('caught late');
   });
 
