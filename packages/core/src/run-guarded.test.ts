@@ -417,3 +417,43 @@ describe('transactional handlers', () => {
     ]);
   });
 });
+
+describe('a guard whose store call never answers', () => {
+  const event = 'line.status_changed';
+  const order = { key: () => 'lin_1' };
+  const cases = [
+    { guard: "a handler's record", operation: 'claim', options: { completion: 'handler' as const }, handler: {}, hung: '#' },
+    { guard: "an ordering guard's lock", operation: 'claim', options: {}, handler: { order }, hung: ':lock:' },
+    { guard: "an ordering guard's version", operation: 'readVersion', options: {}, handler: { order }, hung: ':version:' },
+  ];
+
+  for (const { guard, operation, options, handler, hung } of cases) {
+    it(`answers 503 store_timeout, runs nothing and holds nothing when the ${operation} of ${guard} outlasts storeTimeoutMs`, async () => {
+      // The store's calls on that key never answer until the store recovers.
+      let hanging = true;
+      const never = new Promise<never>(() => {});
+      const { inner, store } = storeWith((inner) => ({
+        claim: (key, token, leaseMs) => (hanging && key.includes(hung) ? never : inner.claim(key, token, leaseMs)),
+      }));
+      Object.assign(store, {
+        readVersion: (key: string) => (hanging && key.includes(hung) ? never : inner.readVersion(key)),
+        advanceVersion: inner.advanceVersion.bind(inner),
+      });
+      const { receiver, reports } = receiverWith({ ...options, store, storeTimeoutMs: 20 });
+      let runs = 0;
+      receiver.on(event, () => void runs++, { name: 'status', ...handler });
+      const input = signed(envelope({ event, data: { lineId: 'lin_1' } }));
+
+      const answer = await receiver.handle(input);
+      expect(answer.status).toBe(503);
+      expect(json(answer).error?.details).toEqual({ reason: 'store_timeout' });
+      expect(runs).toBe(0);
+      expect(reports).toEqual([[`hookline: the store's ${operation} did not answer within 20 ms (storeTimeoutMs)`, 'store']]);
+
+      // Once the store answers again, the service's retry runs the handler: nothing was left held.
+      hanging = false;
+      expect((await receiver.handle(input)).status).toBe(200);
+      expect(runs).toBe(1);
+    });
+  }
+});
