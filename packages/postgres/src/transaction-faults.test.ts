@@ -1,7 +1,9 @@
-// The Postgres store's transaction() when the database refuses part of it: a COMMIT that fails, a
-// completion whose key the database cannot hold. Nothing is kept half-done, the lease stays with its
-// token for the next attempt, and a connection whose state is unknown goes back to nobody.
+// The Postgres store's transaction() when the database refuses part of it or stops answering: a BEGIN
+// refused or unanswered, a ROLLBACK unanswered, a COMMIT that fails, a completion whose key the
+// database cannot hold. Nothing is kept half-done, the lease stays with its token for the next
+// attempt, and a connection whose state is unknown goes back to nobody.
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { StoreDataError } from '@hookline/core/adapter';
 import { requireServer } from '@hookline/testing';
 import pg from 'pg';
@@ -12,6 +14,56 @@ const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const server = await requireServer('PostgreSQL', DATABASE_URL);
 const schema = `hookline_txf_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
 const LONG_MS = 60_000;
+
+/**
+ * A TCP proxy to the shared server that goes silent on a connection once its client sends the simple
+ * query `text`: that statement and everything after it go unanswered, as over a link that died at that
+ * moment. The connection stays open (pg's `query_timeout` gives up on the statement, and the client
+ * still counts as usable), which is the case where only the store can tell the pool not to reuse it.
+ */
+async function proxySilentFrom(text: string) {
+  const query = Buffer.alloc(1 + 4 + Buffer.byteLength(text) + 1);
+  query.write('Q');
+  query.writeInt32BE(query.length - 1, 1);
+  query.write(text, 5);
+  const target = new URL(DATABASE_URL);
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    let silent = false;
+    client.on('data', (chunk: Buffer) => {
+      if (!silent && chunk.includes(query)) silent = true;
+      if (!silent) upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!silent) client.write(chunk);
+    });
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', close);
+      socket.on('close', close);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(DATABASE_URL);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as net.AddressInfo).port);
+  return {
+    /** A pool through the proxy with the fail-fast client limit the README recommends (shortened). */
+    pool: () => new pg.Pool({ connectionString: url.toString(), max: 1, query_timeout: 1_000 }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const backendPid = async (client: pg.PoolClient) => ((await client.query('SELECT pg_backend_pid() AS pid')).rows[0] as { pid: number }).pid;
 
 describe.skipIf(!server.reachable)('postgresStore: transaction() when the database refuses', () => {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
@@ -107,5 +159,102 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
     ];
     for (const lookalike of lookalikes) expect(postgresStore({ pool: lookalike as never, schema }).transaction).toBeUndefined();
     expect(typeof postgresStore({ pool: { query, connect, totalCount: 0, idleCount: 0 } as never, schema }).transaction).toBe('function');
+  });
+
+  it("rejects with the server's error when it refuses BEGIN, runs nothing, and gives the sound connection back", async () => {
+    const lending = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    try {
+      // An earlier borrower gave the connection back inside a transaction that a failed statement
+      // aborted: the server refuses BEGIN there (SQLSTATE 25P02), and the connection itself is fine.
+      const earlier = await lending.connect();
+      const pid = await backendPid(earlier);
+      await earlier.query('BEGIN');
+      await earlier.query('SELECT 1 / 0').catch(() => {});
+      earlier.release();
+      const key = `tx-begin:wdl_${randomUUID()}`;
+      const token = randomUUID();
+      await store.claim(key, token, LONG_MS);
+      let ran = false;
+      const failure = await postgresStore({ pool: lending, schema }).transaction!(
+        async () => {
+          ran = true;
+        },
+        { key, token, retentionMs: LONG_MS },
+      ).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((failure as { code?: string }).code).toBe('25P02'); // in_failed_sql_transaction
+      expect(ran).toBe(false);
+      // A server's answer says nothing against the connection: it went back to the pool, not closed.
+      expect([lending.totalCount, lending.idleCount]).toEqual([1, 1]);
+      const again = await lending.connect();
+      try {
+        await again.query('ROLLBACK');
+        expect(await backendPid(again)).toBe(pid);
+      } finally {
+        again.release();
+      }
+      expect(await store.extend(key, token, LONG_MS)).toBe(true);
+    } finally {
+      await lending.end();
+    }
+  });
+
+  it('rejects when BEGIN gets no answer (query_timeout), runs nothing, and closes that connection', async () => {
+    const proxy = await proxySilentFrom('BEGIN');
+    const silent = proxy.pool();
+    try {
+      const key = `tx-begin-silent:wdl_${randomUUID()}`;
+      const token = randomUUID();
+      await store.claim(key, token, LONG_MS);
+      let ran = false;
+      const failure = await postgresStore({ pool: silent, schema }).transaction!(
+        async () => {
+          ran = true;
+        },
+        { key, token, retentionMs: LONG_MS },
+      ).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((failure as Error).message).toBe('Query read timeout');
+      expect(ran).toBe(false);
+      // The BEGIN may still reach the server: the connection is closed, never lent again.
+      expect(silent.totalCount).toBe(0);
+      expect(await store.extend(key, token, LONG_MS)).toBe(true);
+    } finally {
+      await proxy.close();
+      await silent.end();
+    }
+  });
+
+  it("rejects with the work's own error when its ROLLBACK gets no answer, keeps nothing, and closes that connection", async () => {
+    const proxy = await proxySilentFrom('ROLLBACK');
+    const silent = proxy.pool();
+    try {
+      const key = `tx-rollback-silent:wdl_${randomUUID()}`;
+      const token = randomUUID();
+      await store.claim(key, token, LONG_MS);
+      const thrown = new Error('the handler failed after its insert');
+      const failure = await postgresStore({ pool: silent, schema }).transaction!(
+        async (tx) => {
+          await (tx as pg.PoolClient).query(`INSERT INTO ${deferred} (id) VALUES ($1)`, [key]);
+          throw thrown;
+        },
+        { key, token, retentionMs: LONG_MS },
+      ).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBe(thrown);
+      // The transaction is still open on a connection whose state is unknown: closed, not reused.
+      expect(silent.totalCount).toBe(0);
+      expect(await rowsOf(key)).toBe(0);
+      expect(await store.extend(key, token, LONG_MS)).toBe(true);
+    } finally {
+      await proxy.close();
+      await silent.end();
+    }
   });
 });
