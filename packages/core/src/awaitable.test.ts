@@ -38,7 +38,7 @@ describe('mapAwaitable', () => {
   it('hands a synchronous throw to onError, synchronously', () => {
     const result = mapAwaitable(
       1,
-      (): number => {
+      (): string => {
         throw new Error('boom');
       },
       (error) => `caught ${(error as Error).message}`,
@@ -49,7 +49,7 @@ describe('mapAwaitable', () => {
   it('hands a rejection to onError', async () => {
     const result = mapAwaitable(
       Promise.reject(new Error('late')),
-      (value: number) => value,
+      (value: number) => `got ${value}`,
       (error) => `caught ${(error as Error).message}`,
     );
     await expect(result).resolves.toBe('caught late');
