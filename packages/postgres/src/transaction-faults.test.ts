@@ -201,6 +201,33 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
     }
   });
 
+  it('keeps the process up when the server ends the connection while the work runs: rejects, keeps nothing, closes that connection', async () => {
+    // Without a listener of the store's own, the lent client's 'error' event would be an uncaught
+    // exception (the pool does not listen while it lends a connection), which fails this file.
+    const key = `tx-terminated:wdl_${randomUUID()}`;
+    const token = randomUUID();
+    await store.claim(key, token, LONG_MS);
+    const failure = await store.transaction!(
+      async (tx) => {
+        const client = tx as pg.PoolClient;
+        await client.query(`INSERT INTO ${deferred} (id) VALUES ($1)`, [key]);
+        await pool.query('SELECT pg_terminate_backend($1)', [await backendPid(client)]);
+        await client.query('SELECT 1');
+        return 'unreachable';
+      },
+      { key, token, retentionMs: LONG_MS },
+    ).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    // The dead connection was discarded, not given back: every connection the pool can lend works.
+    const answers = await Promise.all(Array.from({ length: 4 }, () => pool.query('SELECT 1 AS one')));
+    expect(answers.map((answer) => (answer.rows[0] as { one: number }).one)).toEqual([1, 1, 1, 1]);
+    expect(await rowsOf(key)).toBe(0);
+    expect(await store.extend(key, token, LONG_MS)).toBe(true);
+  });
+
   it('rejects when BEGIN gets no answer (query_timeout), runs nothing, and closes that connection', async () => {
     const proxy = await proxySilentFrom('BEGIN');
     const silent = proxy.pool();

@@ -7,6 +7,9 @@ export interface PgPoolClientLike {
   query(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
   /** Gives the connection back; with an error, the pool discards it instead. */
   release(error?: Error | boolean): void;
+  /** pg's Client is an EventEmitter: it emits `error` when its connection ends under it. */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  off?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** A pg Pool: it lends connections. (A pg Client has `connect()` too, but it opens itself.) */
@@ -42,6 +45,15 @@ export function pgTransaction(pool: PgPoolLike, complete: () => { name?: string;
     }
     const client = await pool.connect();
     let broken: Error | undefined;
+    // pg's pool stops listening for a lent connection's errors: if the server ends the connection
+    // while the work runs (a restart, pg_terminate_backend, a cut link), the client's `error` event
+    // would have no listener and take the whole process down as an uncaught exception. Heard here,
+    // the error marks the connection broken (it is discarded, never lent again); the query in flight
+    // rejects on its own, so the transaction fails and the lease stays for the next attempt.
+    const onConnectionError = (error: Error): void => {
+      broken ??= error;
+    };
+    client.on?.('error', onConnectionError);
     const rollback = async (): Promise<void> => {
       try {
         await client.query({ text: 'ROLLBACK' });
@@ -84,6 +96,7 @@ export function pgTransaction(pool: PgPoolLike, complete: () => { name?: string;
       }
       return { value, completed: true };
     } finally {
+      client.off?.('error', onConnectionError);
       client.release(broken);
     }
   };
