@@ -80,9 +80,9 @@ async function runEntry(state: ReceiverState, attempt: Attempt, entry: HandlerEn
   try {
     await guardedCall(state, attempt, entry, context, key);
   } catch (error) {
-    await storeCall(state, attempt, 'release', () => store(state).release(key, attempt.token)).catch((releaseError: unknown) =>
-      reportError(state, releaseError, { phase: 'store', delivery: attempt.delivery }),
-    );
+    // storeCall reported a failed release already (the store's own error); the record's lease lapses
+    // on its own, and the handler's error is what answers.
+    await storeCall(state, attempt, 'release', () => store(state).release(key, attempt.token)).catch(() => {});
     throw error;
   }
 }
