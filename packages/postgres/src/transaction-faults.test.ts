@@ -228,6 +228,30 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
     expect(await store.extend(key, token, LONG_MS)).toBe(true);
   });
 
+  it('leaves no listener behind on a connection it gives back, however many transactions it lends', async () => {
+    const single = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    try {
+      const lending = postgresStore({ pool: single, schema });
+      const listeners: number[] = [];
+      for (let i = 0; i < 12; i++) {
+        const key = `tx-listeners:wdl_${randomUUID()}`;
+        const token = randomUUID();
+        await lending.claim(key, token, LONG_MS);
+        const { completed } = await lending.transaction!(async (tx) => void listeners.push((tx as pg.PoolClient).listenerCount('error')), {
+          key,
+          token,
+          retentionMs: LONG_MS,
+        });
+        expect(completed).toBe(true);
+      }
+      // The same connection each time, with the store's one listener while lent, and no more.
+      expect(new Set(listeners).size).toBe(1);
+      expect(single.totalCount).toBe(1);
+    } finally {
+      await single.end();
+    }
+  });
+
   it('rejects when BEGIN gets no answer (query_timeout), runs nothing, and closes that connection', async () => {
     const proxy = await proxySilentFrom('BEGIN');
     const silent = proxy.pool();
