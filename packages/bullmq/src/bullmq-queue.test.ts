@@ -97,6 +97,25 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
     expect(stored?.opts).toMatchObject({ attempts: 3, backoff: { type: 'fixed', delay: 10 } });
   });
 
+  it('stores the job Queue.add would store for the same delivery and options', async () => {
+    const queue = open('as-add');
+    const job = queued();
+    await queue.enqueue(job);
+    await queue.queue.add(job.delivery.event, job, { jobId: 'reference' });
+    const ours = await queue.queue.getJob(jobIdFor(job.delivery.deliveryId));
+    const reference = await queue.queue.getJob('reference');
+    if (ours === undefined || reference === undefined) throw new Error('a job is missing');
+    // Everything but the id and the time of the add: name, data, options, counters, state.
+    const comparable = (stored: typeof ours) => {
+      const { id, timestamp, opts, ...rest } = stored.asJSON();
+      return { ...rest, opts: { ...(opts as object), jobId: undefined }, timestamp: typeof timestamp };
+    };
+    expect(comparable(ours)).toEqual(comparable(reference));
+    expect(ours.opts).toMatchObject({ jobId: jobIdFor(job.delivery.deliveryId), attempts: 3, backoff: { type: 'fixed', delay: 10 } });
+    expect(Math.abs(ours.timestamp - Date.now())).toBeLessThan(60_000);
+    expect(await ours.getState()).toBe(await reference.getState());
+  });
+
   it('rejects every enqueue of a burst when Redis is unreachable', async () => {
     const queue = bullmqQueue({
       connection: { host: '127.0.0.1', port: 1, maxRetriesPerRequest: null, retryStrategy: () => 1_000 },
