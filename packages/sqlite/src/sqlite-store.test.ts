@@ -526,3 +526,80 @@ describe('files', () => {
     }
   });
 });
+
+for (const driver of drivers) {
+  describe(`sqliteStore over ${driver.name}: a file another connection holds while the store is built`, () => {
+    /** SQLite's own answer to a locked file, from this driver: what the store must recognise. */
+    function realBusyError(): unknown {
+      const path = file('busy');
+      const holder = driver.open(path);
+      const other = driver.open(path);
+      try {
+        holder.exec('BEGIN EXCLUSIVE');
+        let thrown: unknown;
+        try {
+          sqliteStore({ database: other, busyTimeoutMs: 20, pruneEveryMs: 0 });
+        } catch (error) {
+          thrown = error;
+        }
+        holder.exec('ROLLBACK');
+        return thrown;
+      } finally {
+        other.close();
+        holder.close();
+      }
+    }
+
+    it("fails with SQLite's busy error once busyTimeoutMs has passed", () => {
+      const error = realBusyError() as { code?: unknown; errcode?: unknown; message?: unknown };
+      expect(error).toBeInstanceOf(Error);
+      expect(String(error.message)).toMatch(/locked|busy/i);
+    });
+
+    it('tries the switch to WAL and the schema again while SQLite answers busy at once, then works', async () => {
+      const busy = realBusyError();
+      const db = driver.open(file('retry'));
+      const seen: string[] = [];
+      const failures = { journal: 3, schema: 2 };
+      const flaky = {
+        exec(sql: string) {
+          seen.push(sql.trim().split(/\s+/).slice(0, 2).join(' '));
+          if (sql.includes('journal_mode') && failures.journal-- > 0) throw busy;
+          if (sql.includes('CREATE TABLE') && failures.schema-- > 0) throw busy;
+          return db.exec(sql);
+        },
+        prepare: (sql: string) => db.prepare(sql),
+      };
+      try {
+        const store = sqliteStore({ database: flaky, busyTimeoutMs: 5_000, pruneEveryMs: 0 });
+        expect(seen.filter((statement) => statement === 'PRAGMA journal_mode').length).toBe(4);
+        expect(seen.filter((statement) => statement === 'CREATE TABLE').length).toBe(3);
+        expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+        expect(await store.claim('wdl_busy', 't', 60_000)).toEqual(ACQUIRED);
+      } finally {
+        db.close();
+      }
+    });
+
+    it('does not retry an error other than busy', () => {
+      const db = driver.open(file('other-error'));
+      let attempts = 0;
+      const failing = {
+        exec(sql: string) {
+          if (sql.includes('journal_mode')) {
+            attempts++;
+            throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR', errcode: 10 });
+          }
+          return db.exec(sql);
+        },
+        prepare: (sql: string) => db.prepare(sql),
+      };
+      try {
+        expect(() => sqliteStore({ database: failing, busyTimeoutMs: 5_000, pruneEveryMs: 0 })).toThrow('disk I/O error');
+        expect(attempts).toBe(1);
+      } finally {
+        db.close();
+      }
+    });
+  });
+}
