@@ -130,6 +130,35 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** SQLITE_BUSY or one of its extended codes, as better-sqlite3 (`code`) and node:sqlite (`errcode`) report them. */
+function isBusy(error: unknown): boolean {
+  const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
+  return (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) || (typeof errcode === 'number' && (errcode & 0xff) === 5);
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs `sql`, trying again every 10 ms while SQLite answers SQLITE_BUSY, for up to `timeoutMs`.
+ * Switching a new file to WAL needs it to itself, and SQLite answers that switch SQLITE_BUSY at once,
+ * without waiting out `busy_timeout`, when another connection that holds a read lock is waiting to
+ * write (it would deadlock otherwise). That is what happens when several processes open one new file
+ * together (every worker of a cluster starting at once): one sets WAL up while another creates the
+ * table. The store is built synchronously, so the wait blocks, as `busy_timeout`'s own waits do.
+ */
+function execWhileBusy(db: Pick<SqliteDatabaseLike, 'exec'>, sql: string, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      db.exec(sql);
+      return;
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, 10);
+    }
+  }
+}
+
 /**
  * An idempotency store in SQLite: durable, embedded, for the receiver processes of one machine that
  * open the same file. WAL mode (readers never wait for the writer), a busy timeout (writers of other
@@ -152,35 +181,6 @@ interface Pending {
  * const store = sqliteStore({ filename: '/var/lib/myapp/hookline.db' }); // node:sqlite, Node 22.13+
  * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store });
  */
-/** SQLITE_BUSY or one of its extended codes, as better-sqlite3 (`code`) and node:sqlite (`errcode`) report them. */
-function isBusy(error: unknown): boolean {
-  const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
-  return (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) || (typeof errcode === 'number' && (errcode & 0xff) === 5);
-}
-
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * Runs `sql`, trying again every 10 ms while SQLite answers SQLITE_BUSY, for up to `timeoutMs`.
- * Switching a new file to WAL needs it to itself, and SQLite answers that switch SQLITE_BUSY at once,
- * without waiting out `busy_timeout`, when another connection that holds a read lock is waiting to
- * write (it would deadlock otherwise). That is what happens when several processes open one new file
- * together (every worker of a cluster starting at once): one sets WAL up while another creates the
- * table. The store is built synchronously, so the wait blocks, as `busy_timeout`'s own waits do.
- */
-export function execWhileBusy(db: Pick<SqliteDatabaseLike, 'exec'>, sql: string, timeoutMs: number): void {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      db.exec(sql);
-      return;
-    } catch (error) {
-      if (!isBusy(error) || Date.now() >= deadline) throw error;
-      Atomics.wait(pause, 0, 0, 10);
-    }
-  }
-}
-
 export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   if ((options.filename === undefined) === (options.database === undefined)) {
     throw new TypeError('sqliteStore: give either `filename` (opened with node:sqlite) or `database` (a database you opened)');
@@ -205,7 +205,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     // a delivery the default ran one every ~330 deliveries (claim + complete: 64–112 → 54–66 µs, 3 runs).
     db.exec('PRAGMA wal_autocheckpoint = 10000');
     db.exec(`PRAGMA synchronous = ${synchronous.toUpperCase()}`);
-    // CREATE TABLE IF NOT EXISTS reads the schema, then writes: another process's write in between is the same immediate SQLITE_BUSY.
+    // CREATE TABLE IF NOT EXISTS reads the schema, then writes: another process's write in between
+    // gets the same immediate SQLITE_BUSY.
     execWhileBusy(db, schemaSql(options.table ?? DEFAULT_TABLE), busyTimeout);
     const text = statements(table);
     sql = {
