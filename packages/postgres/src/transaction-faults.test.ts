@@ -65,6 +65,20 @@ async function proxySilentFrom(text: string) {
 
 const backendPid = async (client: pg.PoolClient) => ((await client.query('SELECT pg_backend_pid() AS pid')).rows[0] as { pid: number }).pid;
 
+/** What `promise` rejects with, or undefined when it resolves. */
+const rejectionOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+/** A fresh delivery key leased in `store`: the completion a transaction of it commits. */
+async function leased(store: ReturnType<typeof postgresStore>, name: string) {
+  const completion = { key: `${name}:wdl_${randomUUID()}`, token: randomUUID(), retentionMs: LONG_MS };
+  await store.claim(completion.key, completion.token, LONG_MS);
+  return completion;
+}
+
 describe.skipIf(!server.reachable)('postgresStore: transaction() when the database refuses', () => {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
   // Built for each test (beforeEach), not while the file is collected or in beforeAll: what the store
@@ -89,19 +103,14 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
   });
 
   it('rejects with the server error when COMMIT fails: neither the work nor the completion is kept, the lease stays', async () => {
-    const key = `tx-commit:wdl_${randomUUID()}`;
-    const token = randomUUID();
-    await store.claim(key, token, LONG_MS);
+    const completion = await leased(store, 'tx-commit');
+    const { key, token } = completion;
     const connectionsBefore = pool.totalCount;
-    const failure = await store.transaction!(
-      async (tx) => {
+    const failure = await rejectionOf(
+      store.transaction!(async (tx) => {
         await (tx as pg.PoolClient).query(`INSERT INTO ${deferred} (id) VALUES ($1), ($1)`, [key]);
         return 'inserted twice';
-      },
-      { key, token, retentionMs: LONG_MS },
-    ).then(
-      () => undefined,
-      (error: unknown) => error,
+      }, completion),
     );
     expect((failure as { code?: string }).code).toBe('23505'); // unique_violation, raised by COMMIT
     // Whether a failed COMMIT committed cannot be known from the client: that connection is closed, not reused.
@@ -115,15 +124,14 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
     // U+0000 passes the store's own checks, and PostgreSQL text refuses it (SQLSTATE 22021).
     const key = `tx-key:wdl_${randomUUID()}\u0000`;
     const marker = `tx-key:${randomUUID()}`;
-    const failure = await store.transaction!(
-      async (tx) => {
-        await (tx as pg.PoolClient).query(`INSERT INTO ${deferred} (id) VALUES ($1)`, [marker]);
-        return 'inserted';
-      },
-      { key, token: randomUUID(), retentionMs: LONG_MS },
-    ).then(
-      () => undefined,
-      (error: unknown) => error,
+    const failure = await rejectionOf(
+      store.transaction!(
+        async (tx) => {
+          await (tx as pg.PoolClient).query(`INSERT INTO ${deferred} (id) VALUES ($1)`, [marker]);
+          return 'inserted';
+        },
+        { key, token: randomUUID(), retentionMs: LONG_MS },
+      ),
     );
     expect(StoreDataError.is(failure), String(failure)).toBe(true);
     expect(await rowsOf(marker)).toBe(0);
@@ -171,18 +179,13 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
       await earlier.query('BEGIN');
       await earlier.query('SELECT 1 / 0').catch(() => {});
       earlier.release();
-      const key = `tx-begin:wdl_${randomUUID()}`;
-      const token = randomUUID();
-      await store.claim(key, token, LONG_MS);
+      const completion = await leased(store, 'tx-begin');
+      const { key, token } = completion;
       let ran = false;
-      const failure = await postgresStore({ pool: lending, schema }).transaction!(
-        async () => {
+      const failure = await rejectionOf(
+        postgresStore({ pool: lending, schema }).transaction!(async () => {
           ran = true;
-        },
-        { key, token, retentionMs: LONG_MS },
-      ).then(
-        () => undefined,
-        (error: unknown) => error,
+        }, completion),
       );
       expect((failure as { code?: string }).code).toBe('25P02'); // in_failed_sql_transaction
       expect(ran).toBe(false);
@@ -204,21 +207,16 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
   it('keeps the process up when the server ends the connection while the work runs: rejects, keeps nothing, closes that connection', async () => {
     // Without a listener of the store's own, the lent client's 'error' event would be an uncaught
     // exception (the pool does not listen while it lends a connection), which fails this file.
-    const key = `tx-terminated:wdl_${randomUUID()}`;
-    const token = randomUUID();
-    await store.claim(key, token, LONG_MS);
-    const failure = await store.transaction!(
-      async (tx) => {
+    const completion = await leased(store, 'tx-terminated');
+    const { key, token } = completion;
+    const failure = await rejectionOf(
+      store.transaction!(async (tx) => {
         const client = tx as pg.PoolClient;
         await client.query(`INSERT INTO ${deferred} (id) VALUES ($1)`, [key]);
         await pool.query('SELECT pg_terminate_backend($1)', [await backendPid(client)]);
         await client.query('SELECT 1');
         return 'unreachable';
-      },
-      { key, token, retentionMs: LONG_MS },
-    ).then(
-      () => undefined,
-      (error: unknown) => error,
+      }, completion),
     );
     expect(failure).toBeInstanceOf(Error);
     // The dead connection was discarded, not given back: every connection the pool can lend works.
@@ -234,14 +232,11 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
       const lending = postgresStore({ pool: single, schema });
       const listeners: number[] = [];
       for (let i = 0; i < 12; i++) {
-        const key = `tx-listeners:wdl_${randomUUID()}`;
-        const token = randomUUID();
-        await lending.claim(key, token, LONG_MS);
-        const { completed } = await lending.transaction!(async (tx) => void listeners.push((tx as pg.PoolClient).listenerCount('error')), {
-          key,
-          token,
-          retentionMs: LONG_MS,
-        });
+        const completion = await leased(lending, 'tx-listeners');
+        const { completed } = await lending.transaction!(
+          async (tx) => void listeners.push((tx as pg.PoolClient).listenerCount('error')),
+          completion,
+        );
         expect(completed).toBe(true);
       }
       // The same connection each time, with the store's one listener while lent, and no more.
@@ -256,18 +251,13 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
     const proxy = await proxySilentFrom('BEGIN');
     const silent = proxy.pool();
     try {
-      const key = `tx-begin-silent:wdl_${randomUUID()}`;
-      const token = randomUUID();
-      await store.claim(key, token, LONG_MS);
+      const completion = await leased(store, 'tx-begin-silent');
+      const { key, token } = completion;
       let ran = false;
-      const failure = await postgresStore({ pool: silent, schema }).transaction!(
-        async () => {
+      const failure = await rejectionOf(
+        postgresStore({ pool: silent, schema }).transaction!(async () => {
           ran = true;
-        },
-        { key, token, retentionMs: LONG_MS },
-      ).then(
-        () => undefined,
-        (error: unknown) => error,
+        }, completion),
       );
       expect((failure as Error).message).toBe('Query read timeout');
       expect(ran).toBe(false);
@@ -284,19 +274,14 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
     const proxy = await proxySilentFrom('ROLLBACK');
     const silent = proxy.pool();
     try {
-      const key = `tx-rollback-silent:wdl_${randomUUID()}`;
-      const token = randomUUID();
-      await store.claim(key, token, LONG_MS);
+      const completion = await leased(store, 'tx-rollback-silent');
+      const { key, token } = completion;
       const thrown = new Error('the handler failed after its insert');
-      const failure = await postgresStore({ pool: silent, schema }).transaction!(
-        async (tx) => {
+      const failure = await rejectionOf(
+        postgresStore({ pool: silent, schema }).transaction!(async (tx) => {
           await (tx as pg.PoolClient).query(`INSERT INTO ${deferred} (id) VALUES ($1)`, [key]);
           throw thrown;
-        },
-        { key, token, retentionMs: LONG_MS },
-      ).then(
-        () => undefined,
-        (error: unknown) => error,
+        }, completion),
       );
       expect(failure).toBe(thrown);
       // The transaction is still open on a connection whose state is unknown: closed, not reused.
