@@ -1,5 +1,5 @@
 import type { QueuedDelivery } from '@hookline/core/adapter';
-import { Job, type JobJson, type JobsOptions, type Queue } from 'bullmq';
+import { Job, type JobJson, type Queue } from 'bullmq';
 import { bounded } from './bounded';
 
 /** A delivery waiting for the end of the event-loop turn to be written with the others of its burst. */
@@ -46,7 +46,8 @@ const EXISTING_JOBS = "local found = {} for i, key in ipairs(KEYS) do found[i] =
  */
 export function enqueueBatcher(queue: Queue, timeoutMs: number): (jobId: string, job: QueuedDelivery) => Promise<{ duplicate: boolean }> {
   let pending: PendingEnqueue[] = [];
-  let jobOptions: JobsOptions | undefined;
+  // The queue's default options as BullMQ's Job normalises them (attempts, backoff): the same for every job.
+  const options = new Job(queue, 'hookline', {}, { ...queue.defaultJobOptions }).opts;
 
   function flush(): void {
     const batch = pending;
@@ -79,9 +80,6 @@ export function enqueueBatcher(queue: Queue, timeoutMs: number): (jobId: string,
    */
   async function write(batch: PendingEnqueue[]): Promise<(boolean | Error)[]> {
     const client = await queue.backend.client;
-    // The queue's default options as BullMQ's Job normalises them (attempts, backoff), made once.
-    jobOptions ??= new Job(queue, 'hookline', {}, { ...queue.defaultJobOptions }).opts;
-    const options = jobOptions;
     const firstOf = new Map<string, number>();
     const keys: string[] = [];
     for (let i = 0; i < batch.length; i++) {
