@@ -42,6 +42,7 @@ const CORE_ADAPTER_EXPORTS = [
   'notFound',
   'parseEnvelope',
   'payloadTooLarge',
+  'queuedDeliveryJson',
   'readHeader',
   'readNodeBody',
   'readRequestBody',

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createReceiver } from '@hookline/core';
 import type { JobResult, QueuedDelivery, QueueJob } from '@hookline/core/adapter';
-import { createDelivery, requireServer } from '@hookline/testing';
+import { createDelivery, requireServer, sign } from '@hookline/testing';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { bullmqQueue } from './bullmq-queue';
 import { deliveryIdOf, jobIdFor } from './job-id';
@@ -114,6 +115,22 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
     expect(ours.opts).toMatchObject({ jobId: jobIdFor(job.delivery.deliveryId), attempts: 3, backoff: { type: 'fixed', delay: 10 } });
     expect(Math.abs(ours.timestamp - Date.now())).toBeLessThan(60_000);
     expect(await ours.getState()).toBe(await reference.getState());
+  });
+
+  it("stores a delivery the receiver queued as the verified body's own text, which reads back as the job", async () => {
+    const queue = open('body-text');
+    const secret = 'whsec_body_text';
+    // Spacing and a field beyond the envelope's four, as the service may send: stored byte for byte.
+    const text = JSON.stringify({ ...createDelivery('message.delivered', { messageId: 'msg_é✓' }), region: 'eu' }, null, 1);
+    const { deliveryId } = JSON.parse(text) as { deliveryId: string };
+    const receiver = createReceiver({ secret, queue }).on('*', () => {});
+    const answer = await receiver.handle({ body: Buffer.from(text), headers: { 'x-service-signature': sign(text, secret) } });
+    expect(answer.status).toBe(202);
+    const client = await queue.queue.backend.client;
+    const data = await client.hget(queue.queue.toKey(jobIdFor(deliveryId)), 'data');
+    expect(data).toContain(`{"delivery":${text},`);
+    const stored = await queue.queue.getJob(jobIdFor(deliveryId));
+    expect(stored?.data).toEqual({ delivery: JSON.parse(text), receivedAt: expect.any(Number), secretIndex: 0 });
   });
 
   it('rejects every enqueue of a burst when Redis is unreachable', async () => {

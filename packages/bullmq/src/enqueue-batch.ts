@@ -1,4 +1,4 @@
-import type { QueuedDelivery } from '@hookline/core/adapter';
+import { type QueuedDelivery, queuedDeliveryJson } from '@hookline/core/adapter';
 import { Job, type JobJson, type Queue } from 'bullmq';
 import { bounded } from './bounded';
 
@@ -99,7 +99,7 @@ export function enqueueBatcher(queue: Queue, timeoutMs: number): (jobId: string,
       for (const [jobId, index] of firstOf) {
         const { job } = batch[index] as PendingEnqueue;
         const opts = { ...options, jobId };
-        const json = { id: jobId, name: job.delivery.event, data: JSON.stringify(job), opts, timestamp: Date.now() } as JobJson;
+        const json = { id: jobId, name: job.delivery.event, data: queuedDeliveryJson(job), opts, timestamp: Date.now() } as JobJson;
         const add = queue.backend.addJobToTransaction(client, json, jobId);
         // What Queue.add tells its listeners, for code watching the queue this package exposes.
         added.push(

@@ -39,5 +39,13 @@ export { StoreDataError, type IdempotencyStore, type ClaimResult, type Awaitable
 export { batchQueue, type BatchQueueOptions } from './batch-queue';
 
 // Queue backends (answer-fast mode)
-export type { DeliveryQueue, QueuedDelivery, QueueJob, JobResult, QueueWorker, DeadLetter } from './queue';
+export {
+  type DeliveryQueue,
+  type QueuedDelivery,
+  type QueueJob,
+  type JobResult,
+  type QueueWorker,
+  type DeadLetter,
+  queuedDeliveryJson,
+} from './queue';
 export { isPromiseLike } from './awaitable';

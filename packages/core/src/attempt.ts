@@ -26,6 +26,11 @@ export interface Attempt {
   /** `receive`: a request the receiver verified; `work`: a queued delivery a worker runs (trusted, never re-verified). */
   readonly mode: 'receive' | 'work';
   readonly delivery: Delivery<string, unknown>;
+  /**
+   * The verified body as text (receive mode only): answer-fast mode stores it as the job's delivery
+   * rather than serialising the parsed one again (queue.ts, `queuedDeliveryJson`).
+   */
+  readonly bodyText: string | undefined;
   /** The body's timestamp, in milliseconds since the epoch. */
   readonly timestampMs: number;
   /** When the receiver got the request, in milliseconds since the epoch. */
@@ -61,6 +66,7 @@ const NOTHING_MATCHED: Matched = { handlers: [], guarded: undefined };
 export function newAttempt(fields: {
   mode: Attempt['mode'];
   delivery: Delivery<string, unknown>;
+  bodyText?: string;
   timestampMs: number;
   receivedAt: number;
   secretIndex: number;
@@ -71,6 +77,7 @@ export function newAttempt(fields: {
   return {
     mode: fields.mode,
     delivery: fields.delivery,
+    bodyText: fields.bodyText,
     timestampMs: fields.timestampMs,
     receivedAt: fields.receivedAt,
     secretIndex: fields.secretIndex,

@@ -4,16 +4,18 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DELIVERY_CHANNEL, type DeliveryTrace, STORE_CHANNEL, type StoreOperationMessage } from './diagnostics';
-import type { DeliveryQueue, QueuedDelivery } from './queue';
+import { type DeliveryQueue, type QueuedDelivery, queuedDeliveryJson } from './queue';
 import { createReceiver } from './receiver';
 import { envelope, SECRET, signed } from './test-support';
 
 function recordingQueue(fail?: Error) {
   const jobs: QueuedDelivery[] = [];
+  const json: string[] = [];
   const queue: DeliveryQueue = {
     name: 'recording',
     async enqueue(job) {
       if (fail) throw fail;
+      json.push(queuedDeliveryJson(job));
       jobs.push(structuredClone(job));
       return { duplicate: false };
     },
@@ -23,7 +25,7 @@ function recordingQueue(fail?: Error) {
     replayAll: async () => 0,
     close: async () => {},
   };
-  return { queue, jobs };
+  return { queue, jobs, json };
 }
 
 let cleanup: (() => void) | undefined;
@@ -33,6 +35,38 @@ afterEach(() => {
 });
 
 describe('the queued job', () => {
+  it("is stored as JSON made around the verified body's own text, which reads back as the job with the body's fields", async () => {
+    const { queue, jobs, json } = recordingQueue();
+    // Spacing and a field beyond the envelope's four, as the service may send: kept byte for byte.
+    const text = JSON.stringify({ ...envelope(), region: 'eu-west-1' }, null, 2);
+    await createReceiver({ secret: () => ({ tenant: 'acme', secret: SECRET }), queue })
+      .on('*', () => {})
+      .handle(signed(text));
+    const [job] = jobs;
+    expect(json[0]).toContain(`{"delivery":${text},`);
+    expect(JSON.parse(json[0] as string)).toEqual({ ...job, delivery: JSON.parse(text) });
+    expect(job?.scope).toBe('acme:');
+  });
+
+  it('leaves that JSON out of what a spread or JSON.stringify of the job sees, and serialises a job made elsewhere as it is', async () => {
+    const { queue } = recordingQueue();
+    let seen: QueuedDelivery | undefined;
+    const spy: DeliveryQueue = {
+      ...queue,
+      async enqueue(job) {
+        seen = job;
+        return { duplicate: false };
+      },
+    };
+    await createReceiver({ secret: SECRET, queue: spy })
+      .on('*', () => {})
+      .handle(signed(envelope()));
+    expect(Object.keys(seen ?? {})).toEqual(['delivery', 'receivedAt', 'secretIndex']);
+    expect(queuedDeliveryJson({ ...(seen as QueuedDelivery) })).toBe(JSON.stringify(seen));
+    const handMade: QueuedDelivery = { delivery: seen!.delivery, receivedAt: 1, secretIndex: 2, scope: 's:' };
+    expect(queuedDeliveryJson(handMade)).toBe(JSON.stringify(handMade));
+  });
+
   it("has no scope with static secrets, and the tenant's scope with a resolver", async () => {
     const plain = recordingQueue();
     await createReceiver({ secret: SECRET, queue: plain.queue })

@@ -91,11 +91,12 @@ function invalid(field: string, issue: string, message: string): HooklineError {
  * Parses the verified bytes and checks the envelope (docs/service-contract.md §2.1: event, timestamp,
  * deliveryId, data). Throws a VALIDATION_ERROR naming the field and the problem. Extra top-level
  * fields are allowed: the service may add some. Call it only on bytes whose signature was verified.
+ * `text` is the body decoded (a leading byte-order mark dropped): one JSON object.
  *
  * @example
  * const { delivery, timestampMs } = parseEnvelope(verifiedBytes);
  */
-export function parseEnvelope(body: Uint8Array): { delivery: Delivery; timestampMs: number } {
+export function parseEnvelope(body: Uint8Array): { delivery: Delivery; timestampMs: number; text: string } {
   let text: string;
   try {
     text = decoder.decode(body);
@@ -147,5 +148,6 @@ export function parseEnvelope(body: Uint8Array): { delivery: Delivery; timestamp
   return {
     delivery: { event, deliveryId, timestamp, data: data as Record<string, unknown> },
     timestampMs,
+    text,
   };
 }

@@ -157,7 +157,10 @@ function storeFailed(state: ReceiverState, attempt: Attempt, error: unknown): an
  * the job a duplicate. Resolves with the attempt, whose `outcome` says what happened.
  */
 export async function runTrusted(state: ReceiverState, queued: QueuedDelivery, trace: DeliveryTrace | undefined): Promise<Attempt> {
-  const { delivery } = queued;
+  // The envelope's four fields, as the receiver hands them to handlers: a job stored from the body's
+  // own text (queuedDeliveryJson) also holds any other top-level field the service sent.
+  const { event, deliveryId, timestamp, data } = queued.delivery;
+  const delivery = { event, deliveryId, timestamp, data };
   const attempt = newAttempt({
     mode: 'work',
     delivery,

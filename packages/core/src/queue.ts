@@ -83,3 +83,31 @@ export interface DeliveryQueue {
   /** Closes the producer side's connections (workers are closed through their own handles). */
   close(): Promise<void>;
 }
+
+const JOB_JSON = Symbol.for('hookline.queuedDeliveryJson.v1');
+
+/**
+ * The job as JSON, for a backend that stores it as text. The receiver builds it from the verified
+ * body's own text (already one JSON object) around the other fields, so the parsed delivery is not
+ * serialised again: that cost about 3 µs per 1 KB delivery, the largest share of the enqueue that is
+ * this package's own. A job made elsewhere (a test, a replay) is serialised with JSON.stringify. The
+ * delivery read back from either may carry top-level fields the service added beyond the four of the
+ * envelope; the worker hands handlers those four only, as the receiver does.
+ *
+ * @example
+ * await redis.set(key, queuedDeliveryJson(job));
+ */
+export function queuedDeliveryJson(job: QueuedDelivery): string {
+  return (job as { [JOB_JSON]?: string })[JOB_JSON] ?? JSON.stringify(job);
+}
+
+/** Gives `job` its JSON, made from `bodyText` (the verified body, one JSON object) and the job's other fields. */
+export function withBodyJson(job: QueuedDelivery, bodyText: string): QueuedDelivery {
+  let json = `{"delivery":${bodyText},"receivedAt":${JSON.stringify(job.receivedAt)},"secretIndex":${JSON.stringify(job.secretIndex)}`;
+  if (job.scope !== undefined) json += `,"scope":${JSON.stringify(job.scope)}`;
+  if (job.traceparent !== undefined) json += `,"traceparent":${JSON.stringify(job.traceparent)}`;
+  if (job.tracestate !== undefined) json += `,"tracestate":${JSON.stringify(job.tracestate)}`;
+  // Not enumerable: a spread or JSON.stringify of the job leaves it out.
+  Object.defineProperty(job, JOB_JSON, { value: `${json}}` });
+  return job;
+}

@@ -90,6 +90,21 @@ describe('the key a job is claimed under', () => {
   });
 });
 
+describe('the delivery a worker hands its handlers', () => {
+  it("is the envelope's four fields, as on receipt, even when the stored job kept others the service sent", async () => {
+    const { queue, run } = directQueue();
+    const seen: unknown[] = [];
+    const receiver = createReceiver({ secret: SECRET, queue }).on('*', (delivery) => {
+      seen.push(delivery);
+    });
+    receiver.work();
+    const { event, deliveryId, timestamp, data } = envelope();
+    const stored = { event, deliveryId, timestamp, data, region: 'eu-west-1' } as unknown as QueuedDelivery['delivery'];
+    expect(await run(job({ delivery: stored }))).toEqual({ status: 'done' });
+    expect(seen).toEqual([{ event, deliveryId, timestamp, data }]);
+  });
+});
+
 describe("a worker's handlers past deadlineMs", () => {
   afterEach(() => {
     vi.useRealTimers();

@@ -51,7 +51,7 @@ function accept(
   if (secretIndex === -1) throw answers.invalidSignature(isSignatureShaped(signature) ? 'mismatch' : 'malformed');
   const { config } = state;
   const { headers } = input;
-  const { delivery, timestampMs } = parseEnvelope(input.body);
+  const { delivery, timestampMs, text } = parseEnvelope(input.body);
   if (trace !== undefined) {
     trace.event = delivery.event;
     trace.deliveryId = delivery.deliveryId;
@@ -67,6 +67,8 @@ function accept(
   return newAttempt({
     mode: 'receive',
     delivery,
+    // Kept only where a job will be written from it (answer-fast mode).
+    bodyText: config.queue === undefined ? undefined : text,
     timestampMs,
     receivedAt: now,
     secretIndex,

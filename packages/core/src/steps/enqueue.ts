@@ -8,7 +8,7 @@
  */
 import * as answers from '../answers';
 import type { Attempt } from '../attempt';
-import type { QueuedDelivery } from '../queue';
+import { type QueuedDelivery, withBodyJson } from '../queue';
 import { type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
 import { answerRefusal } from './refuse';
@@ -22,6 +22,7 @@ export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<a
   const { trace } = attempt;
   if (trace?.traceparent !== undefined) job.traceparent = trace.traceparent;
   if (trace?.tracestate !== undefined) job.tracestate = trace.tracestate;
+  if (attempt.bodyText !== undefined) withBodyJson(job, attempt.bodyText);
   try {
     await callStore(attempt, 'enqueue', state.config.storeTimeoutMs, () => queue.enqueue(job));
   } catch (error) {
