@@ -39,10 +39,11 @@ const EXISTING_JOBS = "local found = {} for i, key in ipairs(KEYS) do found[i] =
  *
  * The add is handed the job's JSON form directly, the fields `Job#asJSON()` gives it (name, data,
  * options, timestamp), rather than a `Job` made and serialised per delivery: every job of the queue
- * has the same options but its id, so BullMQ's `Job` normalises them once, and per delivery there is
- * only the payload's JSON.stringify left. A `Job` object costs ~2 µs to make and another ~0.7 µs to
- * serialise beside the payload, about a tenth of this process's CPU per queued delivery; the stored
- * job is the same (bullmq-queue.test.ts compares it with one `Queue.add` stores).
+ * has the same options but its id, so BullMQ's `Job` normalises them once. A `Job` object costs ~2 µs
+ * to make and another ~0.7 µs to serialise beside the payload, about a tenth of this process's CPU per
+ * queued delivery; the stored job is the same (bullmq-queue.test.ts compares it with one `Queue.add`
+ * stores). The payload is `queuedDeliveryJson(job)`: for a delivery the receiver queued, its JSON
+ * made around the verified body's text, so nothing re-serialises the parsed delivery either.
  */
 export function enqueueBatcher(queue: Queue, timeoutMs: number): (jobId: string, job: QueuedDelivery) => Promise<{ duplicate: boolean }> {
   let pending: PendingEnqueue[] = [];
