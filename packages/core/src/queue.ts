@@ -102,13 +102,9 @@ export function queuedDeliveryJson(job: QueuedDelivery): string {
   return (job as { [JOB_JSON]?: string })[JOB_JSON] ?? JSON.stringify(job);
 }
 
-/** Gives `job` its JSON, made from `bodyText` (the verified body, one JSON object) and the job's other fields. */
-export function withBodyJson(job: QueuedDelivery, bodyText: string): QueuedDelivery {
-  let json = `{"delivery":${bodyText},"receivedAt":${JSON.stringify(job.receivedAt)},"secretIndex":${JSON.stringify(job.secretIndex)}`;
-  if (job.scope !== undefined) json += `,"scope":${JSON.stringify(job.scope)}`;
-  if (job.traceparent !== undefined) json += `,"traceparent":${JSON.stringify(job.traceparent)}`;
-  if (job.tracestate !== undefined) json += `,"tracestate":${JSON.stringify(job.tracestate)}`;
+/** Gives `job` its JSON: `bodyText` (the verified body, one JSON object) as the delivery, the other fields as JSON.stringify writes them. */
+export function withBodyJson(job: QueuedDelivery, bodyText: string): void {
+  const { delivery, ...rest } = job; // rest always holds receivedAt and secretIndex: never `{}`
   // Not enumerable: a spread or JSON.stringify of the job leaves it out.
-  Object.defineProperty(job, JOB_JSON, { value: `${json}}` });
-  return job;
+  Object.defineProperty(job, JOB_JSON, { value: `{"delivery":${bodyText},${JSON.stringify(rest).slice(1)}` });
 }
