@@ -14,6 +14,13 @@ export function quantile(values: readonly number[], q: number): number {
 /** The median of `values`. */
 export const median = (values: readonly number[]): number => quantile(values, 0.5);
 
+/**
+ * Each round's figure over the baseline's figure in that same round (they ran back to back, so drift
+ * on the machine cancels), then the median of those ratios. A round without a baseline is NaN.
+ */
+export const medianRoundRatio = (rounds: readonly number[], baseline: readonly number[]): number =>
+  median(rounds.map((value, round) => value / (baseline[round] ?? Number.NaN)));
+
 /** Spread as ±half the inter-quartile range, in percent of the median ("±3%"). */
 export function spreadPercent(values: readonly number[]): number {
   const mid = median(values);

@@ -20,7 +20,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { type BenchServer, runLoad, startBenchServer, stopBenchServer } from '../lib/bench-process';
 import { pinned, pinningNote } from '../lib/pinning';
-import { formatMeasuredRatio, formatNumber, markdownTable, median, spreadPercent } from '../lib/stats';
+import { formatMeasuredRatio, formatNumber, markdownTable, median, medianRoundRatio, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -267,9 +267,8 @@ function latencySection(latency: Map<string, LatencySample[]>): string[] {
 
 function acceptedSection(accepted: Map<string, AcceptedSample[]>): string[] {
   const [sync = [], queued = []] = [...accepted.values()];
-  // Each round's two servers ran back to back: the ratio of one round to the same round's synchronous
-  // figure, then the median of those, cancels drift on the machine (as the other suites do).
-  const perRound = (samples: AcceptedSample[]) => median(samples.map((s, round) => s.rps / (sync[round]?.rps ?? Number.NaN)));
+  const rps = (samples: AcceptedSample[]) => samples.map((s) => s.rps);
+  const perRound = (samples: AcceptedSample[]) => medianRoundRatio(rps(samples), rps(sync));
   const ratio = perRound(queued);
   const rows = [...accepted].map(([kind, samples]) => [
     kind,

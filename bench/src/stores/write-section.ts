@@ -1,6 +1,6 @@
 /** The markdown of the stores suite's throughput and memory parts, with their target lines. */
 import { pinningNote } from '../lib/pinning';
-import { formatMeasuredRatio, formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
+import { formatMeasuredRatio, formatNumber, formatRatio, markdownTable, median, medianRoundRatio, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 import type { BytesSample } from './bytes-per-record';
 import { type StoreKind, storeLabel } from './open-store';
@@ -19,9 +19,8 @@ const target = (text: string, measured: string, met: boolean) => `**Target: ${te
 
 /** Per round, the store's req/s over the memory store's in that same round; the median of those. */
 function ratioToMemory(samples: Map<StoreKind, ThroughputSample[]>, kind: StoreKind): number {
-  const memory = samples.get('memory') ?? [];
-  const mine = samples.get(kind) ?? [];
-  return median(mine.map((s, round) => s.rps / (memory[round]?.rps ?? Number.NaN)));
+  const rps = (of: StoreKind) => (samples.get(of) ?? []).map((s) => s.rps);
+  return medianRoundRatio(rps(kind), rps('memory'));
 }
 
 /**
