@@ -27,6 +27,8 @@ export interface LoadSample {
   p99: number;
   /** The server process's user + system CPU µs per request it answered in the round. */
   cpuPerRequest: number;
+  /** The load generator's own user + system CPU µs per request it got an answer to (signing included). */
+  loadCpuPerRequest: number;
   non2xx: number;
   errors: number;
 }
@@ -63,14 +65,17 @@ export async function runLoad(
   });
   await new Promise((resolve) => child.on('exit', resolve));
   const used = await ask(server, 'stop');
-  const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as Omit<LoadSample, 'rps' | 'cpuPerRequest'> & {
+  const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as Omit<LoadSample, 'rps' | 'cpuPerRequest' | 'loadCpuPerRequest'> & {
     requestsPerSecond: number;
+    total: number;
+    cpuMicros: number;
   };
   return {
     rps: result.requestsPerSecond,
     p50: result.p50,
     p99: result.p99,
     cpuPerRequest: used.cpuMicros / Math.max(1, used.requests),
+    loadCpuPerRequest: result.cpuMicros / Math.max(1, result.total),
     non2xx: result.non2xx,
     errors: result.errors,
   };

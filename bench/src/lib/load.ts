@@ -2,7 +2,8 @@
  * The load generator of every HTTP suite, a process of its own (started by `runLoad()` in
  * bench-process.ts): `tsx load.ts <port> hookline|octokit <seconds> <connections>`. autocannon with a
  * fresh deliveryId (so a fresh body and signature: a real claim and completion in a store) on every
- * request, 1 KB deliveries; prints autocannon's result as one JSON line.
+ * request, 1 KB deliveries; prints autocannon's result, and this process's own CPU time while it ran,
+ * as one JSON line.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
@@ -35,6 +36,8 @@ function nextRequest(): { body: string; headers: Record<string, string> } {
   return { body, headers };
 }
 
+// From here on: the CPU this process spends loading the server (signing each request included).
+const cpuBefore = process.cpuUsage();
 const result = await autocannon({
   url: `http://127.0.0.1:${port}/webhooks`,
   method: 'POST',
@@ -42,8 +45,10 @@ const result = await autocannon({
   duration: Number(seconds),
   requests: [{ setupRequest: (request) => ({ ...request, ...nextRequest() }) }],
 });
+const cpu = process.cpuUsage(cpuBefore);
 process.stdout.write(
   `${JSON.stringify({
+    cpuMicros: cpu.user + cpu.system,
     requestsPerSecond: result.requests.average,
     total: result.requests.total,
     p50: result.latency.p50,

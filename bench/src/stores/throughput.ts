@@ -6,7 +6,8 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BenchServer, type LoadSample, runLoad, startBenchServer, stopBenchServer } from '../lib/bench-process';
-import type { RunLocation, StoreKind } from './open-store';
+import { serverCpuMicros } from '../lib/server-cpu';
+import { type RunLocation, type StoreKind, serverOf } from './open-store';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -19,13 +20,27 @@ export interface ThroughputOptions {
 }
 
 /** One store's figures in one round. */
-export type ThroughputSample = LoadSample;
+export interface ThroughputSample extends LoadSample {
+  /**
+   * The database server's CPU µs per request (all its processes); 0 for the stores that run inside the
+   * receiver (memory, SQLite), undefined when the server is not on this machine.
+   */
+  databaseCpuPerRequest: number | undefined;
+}
 
 type Server = BenchServer<StoreKind>;
 
 const startServer = (kind: StoreKind, where: RunLocation, pgPoolMax: number): Promise<Server> =>
   startBenchServer(kind, join(here, 'server.ts'), [kind, where.prefix, where.schema, String(pgPoolMax)]);
-const load = (server: Server, seconds: number, connections: number): Promise<ThroughputSample> => runLoad(server, { seconds, connections });
+async function load(server: Server, seconds: number, connections: number): Promise<ThroughputSample> {
+  const database = serverOf(server.kind);
+  const before = database === undefined ? 0 : serverCpuMicros(database);
+  const sample = await runLoad(server, { seconds, connections });
+  const after = database === undefined ? 0 : serverCpuMicros(database);
+  const answered = sample.rps * seconds;
+  const databaseCpuPerRequest = before === undefined || after === undefined || answered <= 0 ? undefined : (after - before) / answered;
+  return { ...sample, databaseCpuPerRequest };
+}
 
 /** Every store's samples, one per round, in `kinds` order. */
 export async function measureThroughput(
