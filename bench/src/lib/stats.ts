@@ -37,6 +37,18 @@ export const formatRatio = (ratio: number): string => `${ratio.toFixed(2)}×`;
 /** For target lines: enough digits that a value just under its target never prints as the target. */
 export const formatMeasuredRatio = (ratio: number): string => `${ratio.toFixed(3)}×`;
 
+/**
+ * The "measured" part of a target line: the ratio, and when it missed `min` and the machine's CPU per
+ * request gives a ceiling (the baseline's CPU per request over this contender's), that ceiling too, so
+ * the line says whether this machine could have met the target at all.
+ */
+export function formatMeasuredWithCeiling(ratio: number, min: number, ceiling: number | undefined): string {
+  const measured = formatMeasuredRatio(ratio);
+  return ratio < min && ceiling !== undefined
+    ? `${measured}; this machine's ceiling for it by CPU: ${formatMeasuredRatio(ceiling)}`
+    : measured;
+}
+
 /** A markdown table from a header row and rows of cells. */
 export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;

@@ -1,7 +1,7 @@
 /** The markdown of the stores suite's throughput and memory parts, with their target lines. */
 import { availableParallelism } from 'node:os';
 import { pinningNote } from '../lib/pinning';
-import { formatMeasuredRatio, formatNumber, formatRatio, markdownTable, median, medianRoundRatio, spreadPercent } from '../lib/stats';
+import { formatMeasuredWithCeiling, formatNumber, formatRatio, markdownTable, median, medianRoundRatio, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 import type { BytesSample } from './bytes-per-record';
 import { type StoreKind, serverOf, storeLabel } from './open-store';
@@ -38,11 +38,9 @@ function cpuRatioToMemory(samples: Map<StoreKind, ThroughputSample[]>, kind: Sto
  * server and the load generator. Undefined when the database's share could not be read.
  */
 function machineCpu(samples: Map<StoreKind, ThroughputSample[]>, kind: StoreKind): number | undefined {
-  const totals = (samples.get(kind) ?? []).map((s) =>
-    s.databaseCpuPerRequest === undefined ? Number.NaN : s.cpuPerRequest + s.databaseCpuPerRequest + s.loadCpuPerRequest,
-  );
-  if (totals.length === 0 || totals.some(Number.isNaN)) return undefined;
-  return median(totals);
+  const list = samples.get(kind) ?? [];
+  if (list.length === 0 || list.some((s) => s.databaseCpuPerRequest === undefined)) return undefined;
+  return median(list.map((s) => s.cpuPerRequest + (s.databaseCpuPerRequest as number) + s.loadCpuPerRequest));
 }
 
 /**
@@ -103,13 +101,7 @@ export function throughputSection(
       if (!samples.has(kind))
         return `**Target: ${text} → not measured (${name}: its server unreachable, or left out by HOOKLINE_BENCH_STORES_ONLY).**`;
       const ratio = ratioToMemory(samples, kind);
-      const ceiling = machineCeiling(samples, kind);
-      // A missed target says whether this machine could have met it at all (see the CPU table).
-      const measured =
-        ratio < min && ceiling !== undefined
-          ? `${formatMeasuredRatio(ratio)}; this machine's ceiling for it by CPU: ${formatMeasuredRatio(ceiling)}`
-          : formatMeasuredRatio(ratio);
-      return target(text, measured, ratio >= min);
+      return target(text, formatMeasuredWithCeiling(ratio, min, machineCeiling(samples, kind)), ratio >= min);
     }),
   );
   return [
