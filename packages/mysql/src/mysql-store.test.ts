@@ -162,6 +162,41 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
     }
   });
 
+  it('runs four claim statements at once by default (they share the log flush), and never more than batchConcurrency', async () => {
+    const mostAtOnce = async (extra: Partial<Parameters<typeof mysqlStore>[0]>) => {
+      const pool = newPool();
+      let running = 0;
+      let most = 0;
+      const watched = new Proxy(pool, {
+        get(target, property, receiver) {
+          if (property !== 'query') return Reflect.get(target, property, receiver);
+          return async (options: { sql: string }, values: unknown[]) => {
+            const batch = options.sql.startsWith('INSERT');
+            if (batch) most = Math.max(most, ++running);
+            try {
+              return await target.query(options, values as never);
+            } finally {
+              if (batch) running--;
+            }
+          };
+        },
+      });
+      try {
+        // 40 batches of 5 waiting at once: as many run as the store allows.
+        const s = store(watched, { maxBatchSize: 5, ...extra });
+        const claims = await Promise.all(
+          Array.from({ length: 200 }, (_, i) => s.claim(`concurrency:${i}:wdl_${randomUUID()}`, 'token', 60_000)),
+        );
+        expect(claims.every((claim) => claim.state === 'acquired')).toBe(true);
+        return most;
+      } finally {
+        await pool.end();
+      }
+    };
+    expect(await mostAtOnce({})).toBe(4);
+    expect(await mostAtOnce({ batchConcurrency: 2 })).toBe(2);
+  });
+
   it('sends claims that arrive together in fewer statements, each answered as it would be alone', async () => {
     const pool = newPool();
     const { pool: counted, sent, prepared } = countingPool(pool);

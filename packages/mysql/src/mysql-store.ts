@@ -40,8 +40,10 @@ export interface MysqlStoreOptions extends TableLocation {
   maxBatchSize?: number;
   /**
    * Most claim statements, and most completion statements, running at once; operations beyond wait
-   * for the next batch. Keep twice this under the pool's `connectionLimit` (mysql2's default is 10).
-   * @default 2
+   * for the next batch. Each statement's commit waits for the redo log's flush, and statements that
+   * commit together share one flush (group commit): where a flush is slow, more running at once
+   * serve more deliveries. Keep twice this under the pool's `connectionLimit` (mysql2's default is 10).
+   * @default 4
    */
   batchConcurrency?: number;
 }
@@ -128,7 +130,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
   const completeMany = bySize(sql.completeMany);
   const completedBy = bySize(sql.completedBy);
   const maxBatch = count('maxBatchSize', options.maxBatchSize ?? 100);
-  const concurrency = count('batchConcurrency', options.batchConcurrency ?? 2);
+  const concurrency = count('batchConcurrency', options.batchConcurrency ?? 4);
 
   /**
    * Sends one statement. A batch statement's text depends on its size (up to ~250 texts), so batches
