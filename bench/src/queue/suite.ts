@@ -289,8 +289,8 @@ function acceptedSection(accepted: Map<string, AcceptedSample[]>): string[] {
   const ceiling = machineCpu(sync) / machineCpu(queued);
   const rows = [...accepted].map(([kind, samples]) => [
     kind,
-    formatNumber(median(samples.map((s) => s.rps))),
-    `±${spreadPercent(samples.map((s) => s.rps)).toFixed(1)}%`,
+    formatNumber(median(rps(samples))),
+    `±${spreadPercent(rps(samples)).toFixed(1)}%`,
     formatNumber(median(samples.map((s) => s.cpu)), 1),
     formatNumber(median(samples.map((s) => s.redisCpu)), 1),
     formatNumber(median(samples.map((s) => s.loadCpu)), 1),

@@ -38,9 +38,12 @@ function cpuRatioToMemory(samples: Map<StoreKind, ThroughputSample[]>, kind: Sto
  * server and the load generator. Undefined when the database's share could not be read.
  */
 function machineCpu(samples: Map<StoreKind, ThroughputSample[]>, kind: StoreKind): number | undefined {
-  const list = samples.get(kind) ?? [];
-  if (list.length === 0 || list.some((s) => s.databaseCpuPerRequest === undefined)) return undefined;
-  return median(list.map((s) => s.cpuPerRequest + (s.databaseCpuPerRequest as number) + s.loadCpuPerRequest));
+  const totals: number[] = [];
+  for (const s of samples.get(kind) ?? []) {
+    if (s.databaseCpuPerRequest === undefined) return undefined;
+    totals.push(s.cpuPerRequest + s.databaseCpuPerRequest + s.loadCpuPerRequest);
+  }
+  return totals.length === 0 ? undefined : median(totals);
 }
 
 /**

@@ -56,21 +56,44 @@ function alwaysBatched(store: MysqlStore): IdempotencyStore {
   };
 }
 
-/** A pool that counts the statements sent through it (prepared or as text), by their first words. */
-function countingPool(pool: mysql.Pool): { pool: mysql.Pool; sent: (prefix: string) => number; prepared: () => Set<string> } {
+/**
+ * A pool that counts the statements sent through it (prepared or as text), by their first words, and
+ * the most of each first word that ran at once.
+ */
+function countingPool(pool: mysql.Pool): {
+  pool: mysql.Pool;
+  sent: (prefix: string) => number;
+  prepared: () => Set<string>;
+  mostAtOnce: (verb: string) => number;
+} {
   const sent: string[] = [];
   const prepared = new Set<string>();
+  const running = new Map<string, number>();
+  const most = new Map<string, number>();
   const counted = new Proxy(pool, {
     get(target, property, receiver) {
       if (property !== 'execute' && property !== 'query') return Reflect.get(target, property, receiver);
-      return (options: { sql: string }, values: unknown[]) => {
+      return async (options: { sql: string }, values: unknown[]) => {
         sent.push(options.sql);
         if (property === 'execute') prepared.add(options.sql);
-        return property === 'execute' ? target.execute(options, values as never) : target.query(options, values as never);
+        const verb = options.sql.trimStart().split(/\s/, 1)[0] as string;
+        const now = (running.get(verb) ?? 0) + 1;
+        running.set(verb, now);
+        most.set(verb, Math.max(most.get(verb) ?? 0, now));
+        try {
+          return await (property === 'execute' ? target.execute(options, values as never) : target.query(options, values as never));
+        } finally {
+          running.set(verb, (running.get(verb) ?? 1) - 1);
+        }
       };
     },
   });
-  return { pool: counted, sent: (prefix) => sent.filter((text) => text.startsWith(prefix)).length, prepared: () => prepared };
+  return {
+    pool: counted,
+    sent: (prefix) => sent.filter((text) => text.startsWith(prefix)).length,
+    prepared: () => prepared,
+    mostAtOnce: (verb) => most.get(verb) ?? 0,
+  };
 }
 
 describe('schema', () => {
@@ -165,30 +188,15 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
   it('runs four claim statements at once by default (they share the log flush), and never more than batchConcurrency', async () => {
     const mostAtOnce = async (extra: Partial<Parameters<typeof mysqlStore>[0]>) => {
       const pool = newPool();
-      let running = 0;
-      let most = 0;
-      const watched = new Proxy(pool, {
-        get(target, property, receiver) {
-          if (property !== 'query') return Reflect.get(target, property, receiver);
-          return async (options: { sql: string }, values: unknown[]) => {
-            const batch = options.sql.startsWith('INSERT');
-            if (batch) most = Math.max(most, ++running);
-            try {
-              return await target.query(options, values as never);
-            } finally {
-              if (batch) running--;
-            }
-          };
-        },
-      });
+      const counted = countingPool(pool);
       try {
         // 40 batches of 5 waiting at once: as many run as the store allows.
-        const s = store(watched, { maxBatchSize: 5, ...extra });
+        const s = store(counted.pool, { maxBatchSize: 5, ...extra });
         const claims = await Promise.all(
           Array.from({ length: 200 }, (_, i) => s.claim(`concurrency:${i}:wdl_${randomUUID()}`, 'token', 60_000)),
         );
         expect(claims.every((claim) => claim.state === 'acquired')).toBe(true);
-        return most;
+        return counted.mostAtOnce('INSERT');
       } finally {
         await pool.end();
       }
