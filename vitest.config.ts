@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Tests read every package's src/ through the `@hookline/source` export condition: no build needed.
@@ -16,6 +17,11 @@ export default defineConfig({
       include: ['packages/*/src/**/*.test-d.ts', 'test/**/*.test-d.ts'],
       tsconfig: './tsconfig.json',
     },
+    // Most of the suite's time is spent waiting on servers, child processes and timers, not on CPU.
+    // Vitest's default (one worker per core but one) runs a 2-core machine's suite one file at a time,
+    // nearly twice as long; two workers there overlap the waits. Files never share keys, tables, queues
+    // or ports, which larger machines' default of many workers already relies on.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // One JSON report per run; .ci/run's Node matrix names each its own (HOOKLINE_VITEST_REPORT) and sums them.
