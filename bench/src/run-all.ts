@@ -14,7 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machineSummary } from './lib/machine';
+import { cpuTicks, machineSummary, stolenPercent } from './lib/machine';
 import { packageVersion } from './lib/versions';
 
 const src = dirname(fileURLToPath(import.meta.url));
@@ -79,12 +79,15 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const sections: string[] = [];
   const timings: string[] = [];
+  const stolen: string[] = [];
   let failed = 0;
   for (const name of list) {
+    const before = cpuTicks();
     const result = await runSuite(name, conditions);
     if (!result.ok) failed++;
     sections.push(result.markdown);
     timings.push(`${name} ${result.seconds} s`);
+    stolen.push(`${name} ${stolenPercent(before, cpuTicks())}`);
   }
   const header = [
     '# hookline benchmark results',
@@ -95,6 +98,9 @@ async function main(): Promise<void> {
     `- Machine: ${machine.nproc} cores (\`nproc\`), ${machine.cpu}, ${machine.memoryGiB} GiB, ${machine.platform}`,
     `- Node.js ${machine.node}; @hookline/core ${packageVersion('@hookline/core')}, measured on ${note}`,
     `- Suites: ${list.join(', ')}`,
+    // A virtual machine's neighbours: a suite with more than a few percent here ran slower throughout,
+    // and its ratios are noisier (the contenders of a round no longer had the same machine).
+    `- CPU time the hypervisor gave other guests while each suite ran (steal, /proc/stat): ${stolen.join(', ')}`,
     '',
     'Ratios compare contenders measured in the same run, interleaved; absolute figures move with the machine and its load.',
     '',
