@@ -186,7 +186,7 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
   });
 
   it('runs four claim statements at once by default (they share the log flush), and never more than batchConcurrency', async () => {
-    const mostAtOnce = async (extra: Partial<Parameters<typeof mysqlStore>[0]>) => {
+    const claimStatementsAtOnce = async (extra: Partial<Parameters<typeof mysqlStore>[0]>) => {
       const pool = newPool();
       const counted = countingPool(pool);
       try {
@@ -201,8 +201,8 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
         await pool.end();
       }
     };
-    expect(await mostAtOnce({})).toBe(4);
-    expect(await mostAtOnce({ batchConcurrency: 2 })).toBe(2);
+    expect(await claimStatementsAtOnce({})).toBe(4);
+    expect(await claimStatementsAtOnce({ batchConcurrency: 2 })).toBe(2);
   });
 
   it('sends claims that arrive together in fewer statements, each answered as it would be alone', async () => {
