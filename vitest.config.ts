@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 // Tests read every package's src/ through the `@hookline/source` export condition: no build needed.
 const conditions = ['@hookline/source', 'import', 'module', 'node', 'default'];
+const report = process.env.HOOKLINE_VITEST_REPORT ?? '.vitest-results.json';
 
 export default defineConfig({
   resolve: { conditions },
@@ -24,9 +25,14 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 120_000,
-    // One JSON report per run; .ci/run's Node matrix names each its own (HOOKLINE_VITEST_REPORT) and sums them.
+    // One JSON report per run; .ci/run's Node matrix names each its own (HOOKLINE_VITEST_REPORT) and sums
+    // them. Beside it, the errors vitest's JSON leaves out (failed hooks, unhandled errors).
     reporters: process.env.CI
-      ? ['default', ['json', { outputFile: process.env.HOOKLINE_VITEST_REPORT ?? '.vitest-results.json' }]]
+      ? [
+          'default',
+          ['json', { outputFile: report }],
+          ['./scripts/vitest-errors-reporter.mjs', { outputFile: report.replace(/(\.json)?$/, '.errors.json') }],
+        ]
       : ['default'],
   },
 });

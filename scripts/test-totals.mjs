@@ -22,15 +22,26 @@ for (const file of files) {
   for (const suite of report.testResults ?? []) {
     const where = `${file}: ${relative(process.cwd(), suite.name ?? '?')}`;
     const results = suite.assertionResults ?? [];
-    // A file that failed to load has no test results but counts as a failure.
-    if (suite.status === 'failed' && results.length === 0) {
+    // A file that failed to load has no test results but counts as a failure. So does a file whose
+    // hook failed (a beforeAll that could not start its server): vitest then marks its tests skipped,
+    // and only the file's own message says why.
+    const failedTests = results.some((result) => result.status === 'failed');
+    if (suite.status === 'failed' && !failedTests) {
       failed += 1;
-      failures.push({ where, name: '(the file failed to load)', message: suite.message ?? '' });
+      const name = results.length === 0 ? '(the file failed to load)' : `(a hook failed: ${results.length} tests did not run)`;
+      failures.push({ where, name, message: suite.message || errorsOf(file, suite.name) });
     }
     for (const result of results) {
       if (result.status !== 'failed') continue;
       failures.push({ where, name: result.fullName ?? result.title, message: (result.failureMessages ?? []).join('\n') });
     }
+  }
+}
+// Unhandled errors fail a run whose every test passed: they count, and are shown, too.
+for (const file of files) {
+  for (const error of readErrors(file).filter((e) => e.where === '(unhandled error)')) {
+    failed += 1;
+    failures.push({ where: file, name: '(unhandled error)', message: error.stack || error.message });
   }
 }
 for (const { where, name, message } of failures) {
@@ -42,3 +53,15 @@ for (const { where, name, message } of failures) {
   for (const line of lines) console.log(`    ${line.slice(0, 300)}`);
 }
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+
+/** The errors vitest's JSON report leaves out, written beside it by scripts/vitest-errors-reporter.mjs. */
+function readErrors(report) {
+  const path = report.replace(/(\.json)?$/, '.errors.json'); // the name vitest.config.ts gives it
+  return existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : [];
+}
+
+/** The hook and load errors of one test file, as one message. */
+function errorsOf(report, testFile) {
+  const mine = readErrors(report).filter((e) => e.where.split(' > ')[0] === relative(process.cwd(), testFile));
+  return mine.map((e) => `${e.where}: ${e.stack || e.message}`).join('\n');
+}

@@ -9,24 +9,13 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { freePort, retryOnPortClash } from '../support/free-port';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 export const SECRET = 'whsec_exactly_once_test';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** A free TCP port on 127.0.0.1 (closed again before it is returned). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** One receiver-process.ts child and what it printed. */
 export interface ReceiverProcess {
@@ -212,7 +201,7 @@ export async function createRecords(url: string, schema: string) {
  * and restart keep the records, as a production Redis would.
  */
 export async function startOwnRedis() {
-  const port = await freePort();
+  let port = 0;
   const dir = mkdtempSync(join(tmpdir(), 'hookline-redis-'));
   let child: ChildProcess | undefined;
   const start = async () => {
@@ -247,7 +236,11 @@ export async function startOwnRedis() {
     proc.kill('SIGTERM'); // a clean shutdown flushes the append-only file
     await exited;
   };
-  await start();
+  // A port taken between choosing and binding it: begin again on another (a restart keeps the port).
+  await retryOnPortClash(async () => {
+    port = await freePort();
+    await start();
+  });
   return {
     url: `redis://127.0.0.1:${port}`,
     start,

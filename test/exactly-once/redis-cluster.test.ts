@@ -23,7 +23,7 @@ describe.skipIf(!server.reachable || missing !== undefined)('exactly once across
   let records: Awaited<ReturnType<typeof createRecords>>;
   beforeAll(async () => {
     [cluster, records] = await Promise.all([startCluster(), createRecords(DATABASE_URL, `hookline_eo_cluster_${run}`)]);
-  }, 60_000);
+  }); // vitest.config.ts's hookTimeout (120 s): a start on a busy machine may begin again on new ports
   afterAll(async () => {
     await cluster?.close();
     await records?.drop();

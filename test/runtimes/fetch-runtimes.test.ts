@@ -4,26 +4,15 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUNTIME_SECRET, writeRuntimeApp, writeWorkerdConfig } from './support/runtime-app';
+import { freePort } from '../support/free-port';
 
 const testDir = fileURLToPath(new URL('../', import.meta.url));
 const bin = (name: string) => join(testDir, 'node_modules', '.bin', name);
 const require = createRequire(join(testDir, 'package.json'));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Started {
   child: ChildProcess;

@@ -24,6 +24,7 @@ import { createDelivery, createSignedPayload } from '@hookline/testing';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DATABASE_URL, requirePostgres } from '../support/servers';
+import { freePort } from '../support/free-port';
 
 const FULL = process.env.HOOKLINE_SOAK === 'full';
 const PLAN = FULL
@@ -41,15 +42,6 @@ if (!redisBinary) {
   const message = 'redis-server is not installed (apt-get install redis-server)';
   if (process.env.CI === 'true') throw new Error(`${message}; CI=true, so this is a failure, not a skip`);
   console.warn(`\n⚠️  SKIPPING the BullMQ queue soak: ${message}.\n`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPort(port: number): Promise<void> {

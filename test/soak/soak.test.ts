@@ -4,7 +4,7 @@
 // delivery succeeded, and its handler's effect exists exactly once in Postgres (unique key).
 // `pnpm test` runs the short form (< 60 s); `pnpm test:soak` (HOOKLINE_SOAK=full) the long one.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EVENT_NAMES } from '@hookline/core';
@@ -12,6 +12,7 @@ import { createDelivery, createServiceSimulator, type DeliveryResult } from '@ho
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DATABASE_URL, requirePostgres } from '../support/servers';
+import { freePort } from '../support/free-port';
 
 const FULL = process.env.HOOKLINE_SOAK === 'full';
 const PLAN = FULL
@@ -30,15 +31,6 @@ if (!redisBinary) {
   const message = 'redis-server is not installed (apt-get install redis-server)';
   if (process.env.CI === 'true') throw new Error(`${message}; CI=true, so this is a failure, not a skip`);
   console.warn(`\n⚠️  SKIPPING the soak test: ${message}.\n`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -3,7 +3,6 @@
 // node it started and removes their directories.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,21 +10,10 @@ import type { IdempotencyStore } from '@hookline/core';
 import { redisStore } from '@hookline/redis';
 import { Cluster } from 'ioredis';
 import { createCluster } from 'redis';
+import { freePort, retryOnPortClash } from '../support/free-port';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** A free TCP port on 127.0.0.1 (closed again before it is returned). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Where the cluster tests find redis-server and redis-cli, or why they cannot run. */
 export async function clusterTools(): Promise<string | undefined> {
@@ -62,8 +50,13 @@ export interface OwnCluster {
   close(): Promise<void>;
 }
 
-/** Starts 6 nodes and joins them as 3 masters with one replica each; resolves once every slot is served. */
-export async function startCluster(): Promise<OwnCluster> {
+/**
+ * Starts 6 nodes and joins them as 3 masters with one replica each; resolves once every slot is served.
+ * A node whose port was taken meanwhile fails the start, which then begins again on new ports.
+ */
+export const startCluster = (): Promise<OwnCluster> => retryOnPortClash(startClusterOnce);
+
+async function startClusterOnce(): Promise<OwnCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'hookline-redis-cluster-'));
   const nodes: ClusterNode[] = [];
   const cli = async (port: number, ...args: string[]) => (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args])).stdout;

@@ -22,7 +22,7 @@ describe.skipIf(missing !== undefined)('Redis store on Redis Cluster (3 masters,
   let cluster: OwnCluster;
   beforeAll(async () => {
     cluster = await startCluster();
-  }, 60_000);
+  }); // vitest.config.ts's hookTimeout (120 s): a start on a busy machine may begin again on new ports
   afterAll(async () => {
     await cluster?.close();
   });

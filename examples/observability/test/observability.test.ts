@@ -3,23 +3,12 @@
 // all in the trace the handler printed, and as hookline.* metric points.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test/support/free-port';
 
 const folder = fileURLToPath(new URL('..', import.meta.url));
 const SECRET = 'whsec_observability_example';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The console exporters print one inspected object per span or metric, starting with `{` in column 0. */
 function blocks(output: string): string[] {

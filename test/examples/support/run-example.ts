@@ -1,8 +1,8 @@
 // Starts an example exactly as a user would (`pnpm start` in its folder) on a free port, and reads
 // the JSON lines it prints per handler run.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePorts } from '../../support/free-port';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -39,29 +39,6 @@ export interface StartExampleOptions {
    * @default 1
    */
   ports?: number;
-}
-
-/** Binds `port` (0: any) on 127.0.0.1 and lets it go; resolves the port, or undefined when it is taken. */
-function tryPort(port: number): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(undefined));
-    server.listen(port, '127.0.0.1', () => {
-      const bound = (server.address() as { port: number }).port;
-      server.close(() => resolve(bound));
-    });
-  });
-}
-
-/** A free port whose `count - 1` successors are free too. */
-async function freePorts(count: number): Promise<number> {
-  for (;;) {
-    const first = await tryPort(0);
-    if (first === undefined || first + count - 1 > 65_535) continue;
-    let free = true;
-    for (let next = first + 1; free && next < first + count; next++) free = (await tryPort(next)) !== undefined;
-    if (free) return first;
-  }
 }
 
 /** `pnpm start` in examples/<name>; resolves once POST /webhooks answers (on every port). */

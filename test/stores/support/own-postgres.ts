@@ -5,7 +5,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './free-port';
+import { freePort, retryOnPortClash } from '../../support/free-port';
 
 /** Why a private PostgreSQL cannot be started here (no initdb on PATH), or undefined when it can. */
 export function ownPostgresUnavailable(): string | undefined {
@@ -35,27 +35,31 @@ export async function startOwnPostgres() {
     timeout: 60_000,
     ...user,
   });
-  const port = await freePort();
-  const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'];
-  const settings = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=30', 'shared_buffers=16MB'];
-  const child: ChildProcess = spawn('postgres', [...args, ...settings.flatMap((s) => ['-c', s])], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    ...user,
-  });
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`postgres did not start within 30 s: ${output}`)), 30_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-4_000);
-      if (output.includes('ready to accept connections')) {
+  // A port taken between choosing and binding it (postgres then exits saying so): begin again on another.
+  const { child, port } = await retryOnPortClash(async () => {
+    const port = await freePort();
+    const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'];
+    const settings = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=30', 'shared_buffers=16MB'];
+    const child: ChildProcess = spawn('postgres', [...args, ...settings.flatMap((s) => ['-c', s])], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...user,
+    });
+    await new Promise<void>((resolve, reject) => {
+      let output = '';
+      const timer = setTimeout(() => reject(new Error(`postgres did not start within 30 s: ${output}`)), 30_000);
+      child.stderr!.on('data', (chunk: Buffer) => {
+        output = (output + chunk.toString()).slice(-4_000);
+        if (output.includes('ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => {
         clearTimeout(timer);
-        resolve();
-      }
+        reject(new Error(`postgres exited with ${code}: ${output}`));
+      });
     });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`postgres exited with ${code}: ${output}`));
-    });
+    return { child, port };
   });
   // Each backend is a session of its own (PostgreSQL calls setsid()), so no process-group signal
   // reaches them: the postmaster's children are found by their parent's id and signalled one by one.

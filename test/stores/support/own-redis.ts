@@ -1,11 +1,11 @@
 // A private redis-server on a free port for the tests that pause or kill Redis: the shared one is
 // never touched. No persistence: these tests never need records to survive a restart.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { freePort } from './free-port';
+import { freePort, retryOnPortClash } from '../../support/free-port';
 
 /** Starts redis-server on 127.0.0.1 and resolves once it accepts connections (bounded: 10 s). */
 export async function startOwnRedis() {
-  const port = await freePort();
+  let port = 0;
   let child: ChildProcess | undefined;
   const start = async () => {
     const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
@@ -43,7 +43,11 @@ export async function startOwnRedis() {
     proc.kill('SIGKILL');
     await exited;
   };
-  await start();
+  // A port taken between choosing and binding it: begin again on another.
+  await retryOnPortClash(async () => {
+    port = await freePort();
+    await start();
+  });
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
