@@ -28,7 +28,9 @@ for (const file of files) {
     const failedTests = results.some((result) => result.status === 'failed');
     if (suite.status === 'failed' && !failedTests) {
       failed += 1;
-      const name = results.length === 0 ? '(the file failed to load)' : `(a hook failed: ${results.length} tests did not run)`;
+      const notRun = results.filter((result) => result.status === 'skipped' || result.status === 'pending').length;
+      const name =
+        results.length === 0 ? '(the file failed to load)' : `(a hook failed${notRun > 0 ? `; ${notRun} tests did not run` : ''})`;
       failures.push({ where, name, message: suite.message || errorsOf(file, suite.name) });
     }
     for (const result of results) {
@@ -63,5 +65,6 @@ function readErrors(report) {
 /** The hook and load errors of one test file, as one message. */
 function errorsOf(report, testFile) {
   const mine = readErrors(report).filter((e) => e.where.split(' > ')[0] === relative(process.cwd(), testFile));
-  return mine.map((e) => `${e.where}: ${e.stack || e.message}`).join('\n');
+  // Every error's message first (the log shows a few lines of each failure), then their stacks.
+  return [...mine.map((e) => `${e.where}: ${e.message}`), ...mine.map((e) => e.stack)].join('\n');
 }
