@@ -16,6 +16,7 @@ for (const file of files) {
     continue;
   }
   const report = JSON.parse(readFileSync(file, 'utf8'));
+  const errors = readErrors(file);
   passed += report.numPassedTests ?? 0;
   failed += report.numFailedTests ?? 0;
   skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
@@ -31,17 +32,15 @@ for (const file of files) {
       const notRun = results.filter((result) => result.status === 'skipped' || result.status === 'pending').length;
       const name =
         results.length === 0 ? '(the file failed to load)' : `(a hook failed${notRun > 0 ? `; ${notRun} tests did not run` : ''})`;
-      failures.push({ where, name, message: suite.message || errorsOf(file, suite.name) });
+      failures.push({ where, name, message: suite.message || errorsOf(errors, suite.name) });
     }
     for (const result of results) {
       if (result.status !== 'failed') continue;
       failures.push({ where, name: result.fullName ?? result.title, message: (result.failureMessages ?? []).join('\n') });
     }
   }
-}
-// Unhandled errors fail a run whose every test passed: they count, and are shown, too.
-for (const file of files) {
-  for (const error of readErrors(file).filter((e) => e.where === '(unhandled error)')) {
+  // Unhandled errors fail a run whose every test passed: they count, and are shown, too.
+  for (const error of errors.filter((e) => e.where === '(unhandled error)')) {
     failed += 1;
     failures.push({ where: file, name: '(unhandled error)', message: error.stack || error.message });
   }
@@ -63,8 +62,8 @@ function readErrors(report) {
 }
 
 /** The hook and load errors of one test file, as one message. */
-function errorsOf(report, testFile) {
-  const mine = readErrors(report).filter((e) => e.where.split(' > ')[0] === relative(process.cwd(), testFile));
+function errorsOf(errors, testFile) {
+  const mine = errors.filter((e) => e.where.split(' > ')[0] === relative(process.cwd(), testFile));
   // Every error's message first (the log shows a few lines of each failure), then their stacks.
   return [...mine.map((e) => `${e.where}: ${e.message}`), ...mine.map((e) => e.stack)].join('\n');
 }

@@ -5,8 +5,9 @@
 import { writeFileSync } from 'node:fs';
 
 export default class ErrorsReporter {
-  constructor(options = {}) {
-    this.outputFile = options.outputFile ?? '.vitest-errors.json';
+  /** `outputFile`: where to write; vitest.config.ts names it after the JSON report (`<report>.errors.json`). */
+  constructor({ outputFile }) {
+    this.outputFile = outputFile;
   }
 
   onTestRunEnd(testModules, unhandledErrors) {
