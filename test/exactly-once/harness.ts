@@ -2,14 +2,11 @@
 // any non-2xx, a private redis-server, a cuttable TCP proxy, and the Postgres table handlers record in.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { freePort, retryOnPortClash } from '../support/free-port';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -192,62 +189,6 @@ export async function createRecords(url: string, schema: string) {
     async drop() {
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await admin.end();
-    },
-  };
-}
-
-/**
- * A private redis-server on a free port (never the shared one), with an append-only file so a stop
- * and restart keep the records, as a production Redis would.
- */
-export async function startOwnRedis() {
-  let port = 0;
-  const dir = mkdtempSync(join(tmpdir(), 'hookline-redis-'));
-  let child: ChildProcess | undefined;
-  const start = async () => {
-    const proc = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    child = proc;
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${output}`)), 10_000);
-      proc.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      proc.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited with ${code}: ${output}`));
-      });
-    });
-  };
-  const stop = async () => {
-    const proc = child;
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGTERM'); // a clean shutdown flushes the append-only file
-    await exited;
-  };
-  // A port taken between choosing and binding it: begin again on another (a restart keeps the port).
-  await retryOnPortClash(async () => {
-    port = await freePort();
-    await start();
-  });
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    start,
-    stop,
-    async close() {
-      await stop();
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

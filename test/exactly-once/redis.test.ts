@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { DATABASE_URL, REDIS_URL, requirePostgres, requireRedis } from '../support/servers';
-import { createRecords, startOwnRedis, startReceiver, type ReceiverProcess } from './harness';
+import { startOwnRedis } from '../support/own-redis';
+import { createRecords, startReceiver, type ReceiverProcess } from './harness';
 import { crashMidHandler, exactlyOnceUnderConcurrency, storeOutage } from './scenarios';
 
 const servers = [await requireRedis(), await requirePostgres()];
@@ -52,8 +53,9 @@ describe.skipIf(servers.some((s) => !s.reachable))('exactly once across processe
   }, 60_000);
 
   it('Redis stopped mid-run: 503 and no handler runs; once it is back, all complete exactly once', async () => {
-    // A private redis-server on a free port: the shared one is never stopped.
-    const redis = await startOwnRedis();
+    // A private redis-server on a free port (the shared one is never stopped), with an append-only
+    // file so the stop and restart keep the records, as a production Redis would.
+    const redis = await startOwnRedis({ appendOnly: true });
     const own = await Promise.all([0, 1, 2].map(() => startReceiver(env(redis.url))));
     try {
       await storeOutage(own, records, redis.stop, redis.start);

@@ -10,9 +10,7 @@
 // `pnpm test` runs the short form (a few hundred deliveries); HOOKLINE_SOAK=full sends 2,000.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BullmqDeliveryQueue, bullmqQueue, jobIdFor as bullmqJobId } from '@hookline/bullmq';
@@ -25,6 +23,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DATABASE_URL, requirePostgres } from '../support/servers';
 import { freePort } from '../support/free-port';
+import { startOwnRedis } from '../support/own-redis';
 
 const FULL = process.env.HOOKLINE_SOAK === 'full';
 const PLAN = FULL
@@ -42,21 +41,6 @@ if (!redisBinary) {
   const message = 'redis-server is not installed (apt-get install redis-server)';
   if (process.env.CI === 'true') throw new Error(`${message}; CI=true, so this is a failure, not a skip`);
   console.warn(`\n⚠️  SKIPPING the BullMQ queue soak: ${message}.\n`);
-}
-
-async function waitForPort(port: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: '127.0.0.1', port }, () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.on('error', () => resolve(false));
-    });
-    if (ok) return;
-    await sleep(50);
-  }
-  throw new Error(`nothing listens on ${port}`);
 }
 
 /** A TCP proxy in front of the shared PostgreSQL that the test can cut (it never touches the server). */
@@ -267,33 +251,9 @@ describe.skipIf(!postgres.reachable)(`answer-fast soak under faults (${FULL ? 'f
     async () => {
       const table = `hookline_qsoak_b_${run}`;
       cleanups.push(() => db.query(`DROP TABLE IF EXISTS ${table}, ${table}_reruns`).then(() => {}));
-      const redisPort = await freePort();
-      const dir = mkdtempSync(join(tmpdir(), 'hookline-queue-soak-'));
       // AOF with fsync on every write: what the README asks for, so a restart keeps what was acknowledged.
-      const startRedis = () =>
-        spawn(
-          'redis-server',
-          [
-            '--port',
-            String(redisPort),
-            '--bind',
-            '127.0.0.1',
-            '--save',
-            '',
-            '--appendonly',
-            'yes',
-            '--appendfsync',
-            'always',
-            '--dir',
-            dir,
-          ],
-          {
-            stdio: 'ignore',
-          },
-        );
-      let redis = startRedis();
-      children.push(redis);
-      await waitForPort(redisPort);
+      const redis = await startOwnRedis({ appendOnly: true });
+      const redisPort = redis.port;
       const queueName = `soak-${run}`;
       const queue: BullmqDeliveryQueue = bullmqQueue({
         connection: { host: '127.0.0.1', port: redisPort, maxRetriesPerRequest: null, retryStrategy: () => 100 },
@@ -302,8 +262,7 @@ describe.skipIf(!postgres.reachable)(`answer-fast soak under faults (${FULL ? 'f
       });
       cleanups.push(async () => {
         await queue.close().catch(() => {});
-        redis.kill('SIGKILL');
-        rmSync(dir, { recursive: true, force: true });
+        await redis.close();
       });
       const backend: Backend = {
         name: 'bullmq',
@@ -315,12 +274,9 @@ describe.skipIf(!postgres.reachable)(`answer-fast soak under faults (${FULL ? 'f
           return deliveryId;
         },
         async outage() {
-          redis.kill('SIGKILL');
-          await new Promise((resolve) => redis.once('exit', resolve));
+          await redis.kill();
           await sleep(500);
-          redis = startRedis();
-          children.push(redis);
-          await waitForPort(redisPort);
+          await redis.start();
         },
         cleanup: async () => {},
       };

@@ -4,7 +4,6 @@
 // delivery succeeded, and its handler's effect exists exactly once in Postgres (unique key).
 // `pnpm test` runs the short form (< 60 s); `pnpm test:soak` (HOOKLINE_SOAK=full) the long one.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EVENT_NAMES } from '@hookline/core';
@@ -13,6 +12,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DATABASE_URL, requirePostgres } from '../support/servers';
 import { freePort } from '../support/free-port';
+import { type OwnRedis, startOwnRedis } from '../support/own-redis';
 
 const FULL = process.env.HOOKLINE_SOAK === 'full';
 const PLAN = FULL
@@ -35,25 +35,6 @@ if (!redisBinary) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function startRedis(port: number): ChildProcess {
-  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-}
-
-async function waitForPort(port: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: '127.0.0.1', port }, () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.on('error', () => resolve(false));
-    });
-    if (ok) return;
-    await sleep(50);
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
-
 function startReceiver(port: number, redisPort: number, table: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=@hookline/source', join(here, 'receiver-process.ts')], {
     cwd: repoRoot,
@@ -68,11 +49,13 @@ function startReceiver(port: number, redisPort: number, table: string): Promise<
 
 describe.skipIf(!postgres.reachable || !redisBinary)(`soak under faults (${FULL ? 'full' : 'short'} form)`, () => {
   const children: ChildProcess[] = [];
+  const redisServers: OwnRedis[] = [];
   const table = `hookline_soak_${process.pid}_${Date.now().toString(36)}`;
   const db = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
 
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');
+    await Promise.all(redisServers.map((redis) => redis.close()));
     await db.query(`DROP TABLE IF EXISTS ${table}, ${table}_reruns`).catch(() => {});
     await db.end();
   });
@@ -82,10 +65,10 @@ describe.skipIf(!postgres.reachable || !redisBinary)(`soak under faults (${FULL 
     async () => {
       await db.query(`CREATE TABLE ${table} (delivery_id text PRIMARY KEY, event text NOT NULL, attempt int NOT NULL, pid int NOT NULL)`);
       await db.query(`CREATE TABLE ${table}_reruns (delivery_id text NOT NULL, pid int NOT NULL)`);
-      const redisPort = await freePort();
-      let redis = startRedis(redisPort);
-      children.push(redis);
-      await waitForPort(redisPort);
+      // No persistence: the restart below starts Redis empty, the harshest outage a store can have.
+      const redis = await startOwnRedis();
+      redisServers.push(redis);
+      const redisPort = redis.port;
       const ports = [await freePort(), await freePort(), await freePort()];
       const receivers = await Promise.all(ports.map((port) => startReceiver(port, redisPort, table)));
       children.push(...receivers);
@@ -119,11 +102,9 @@ describe.skipIf(!postgres.reachable || !redisBinary)(`soak under faults (${FULL 
           {
             at: PLAN.redisRestartAt,
             run: async () => {
-              redis.kill('SIGKILL');
+              await redis.kill();
               await sleep(500);
-              redis = startRedis(redisPort);
-              children.push(redis);
-              await waitForPort(redisPort);
+              await redis.start();
             },
           },
         ].sort((a, b) => a.at - b.at);

@@ -9,7 +9,7 @@ import { createClient } from 'redis';
 import { afterAll, describe, it } from 'vitest';
 import { REDIS_URL, requireRedis } from '../support/servers';
 import { hungStoreScenario } from './support/hung-store-scenario';
-import { startOwnRedis } from './support/own-redis';
+import { startOwnRedis } from '../support/own-redis';
 import { startStallingProxy } from './support/stalling-proxy';
 
 const shared = await requireRedis();
@@ -81,7 +81,7 @@ describe('Redis store under faults', () => {
     client.on('error', () => {});
     await client.connect();
     try {
-      await hungStoreScenario({ store: redisStore({ client }), hang: redis.kill, recover: redis.restart });
+      await hungStoreScenario({ store: redisStore({ client }), hang: redis.kill, recover: redis.start });
     } finally {
       client.destroy();
       await redis.close();
