@@ -1,5 +1,6 @@
 // Shared machinery of the exactly-once tests: receiver processes, a time-scaled service that retries
-// any non-2xx, a private redis-server, a cuttable TCP proxy, and the Postgres table handlers record in.
+// any non-2xx, a cuttable TCP proxy, and the Postgres table handlers record in (a private redis-server
+// is test/support/own-redis.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import net from 'node:net';

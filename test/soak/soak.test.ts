@@ -65,7 +65,8 @@ describe.skipIf(!postgres.reachable || !redisBinary)(`soak under faults (${FULL 
     async () => {
       await db.query(`CREATE TABLE ${table} (delivery_id text PRIMARY KEY, event text NOT NULL, attempt int NOT NULL, pid int NOT NULL)`);
       await db.query(`CREATE TABLE ${table}_reruns (delivery_id text NOT NULL, pid int NOT NULL)`);
-      // No persistence: the restart below starts Redis empty, the harshest outage a store can have.
+      // No persistence: the restart below starts Redis empty; a handler that then runs again finds its
+      // row already written, and the unique key keeps the effect once.
       const redis = await startOwnRedis();
       redisServers.push(redis);
       const redisPort = redis.port;
