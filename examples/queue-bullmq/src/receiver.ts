@@ -26,6 +26,28 @@ const handlerMs = Number(process.env.HANDLER_MS ?? 2_000);
 export const client = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
 client.on('error', (error: Error) => console.error(`[redis] ${error.message}`));
 
+const READY_WITHIN_MS = 10_000;
+
+/**
+ * Resolves once the store's connection is ready; both processes wait for it before they take work.
+ * Without the offline queue a command sent before then fails, so a delivery that came first would be
+ * answered 503 (the service would retry it, but need not). A Redis that is not there at start-up
+ * (a wrong REDIS_URL, say) ends the process after 10 s with a message, rather than serving only 503s.
+ */
+export function redisReady(): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      console.error(`Redis at ${redisUrl} was not ready within ${READY_WITHIN_MS / 1000} s: check REDIS_URL and that Redis runs.`);
+      process.exit(1);
+    }, READY_WITHIN_MS);
+    client.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 export const queue = bullmqQueue({
   connection: { url: redisUrl, maxRetriesPerRequest: null },
   name: process.env.QUEUE_NAME ?? 'hookline-example',

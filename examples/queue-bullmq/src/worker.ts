@@ -4,10 +4,9 @@
  *
  *   WEBHOOK_SECRET=whsec_demo pnpm --filter example-queue-bullmq start:worker
  */
-import { client, queue, receiver } from './receiver';
+import { client, queue, receiver, redisReady } from './receiver';
 
-const worker = receiver.work({ concurrency: Number(process.env.CONCURRENCY ?? 10) });
-console.error(`worker (pid ${process.pid}) consuming`);
+let worker: ReturnType<typeof receiver.work> | undefined;
 
 // SIGTERM (a deploy, a scale-down): take no new job, let the running ones finish, then exit. A job
 // cut short by SIGKILL instead is taken over by another worker once its lock expires.
@@ -15,10 +14,17 @@ let stopping = false;
 async function stop(): Promise<void> {
   if (stopping) return;
   stopping = true;
-  await worker.close();
+  await worker?.close();
   await queue.close().catch(() => {});
   client.disconnect();
   process.exit(0);
 }
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop());
 process.on('message', (message) => message === 'stop' && void stop());
+
+// Take jobs only once the store can answer (see receiver.ts).
+await redisReady();
+if (!stopping) {
+  worker = receiver.work({ concurrency: Number(process.env.CONCURRENCY ?? 10) });
+  console.error(`worker (pid ${process.pid}) consuming`);
+}
