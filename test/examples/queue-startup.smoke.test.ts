@@ -4,13 +4,12 @@
 // with a message naming REDIS_URL. The Redis behind the proxy is the shared one; only the proxy is
 // stalled, and the queue and keys this test wrote are deleted after it.
 import { randomUUID } from 'node:crypto';
-import { bullmqQueue } from '@hookline/bullmq';
 import { createDelivery, createSignedPayload } from '@hookline/testing';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port';
 import { REDIS_URL, requireRedis } from '../support/servers';
 import { startStallingProxy } from '../stores/support/stalling-proxy';
+import { deleteExampleData, exampleQueue } from './support/bullmq-example-data';
 import { EXAMPLE_SECRET, startExample } from './support/run-example';
 
 const redis = await requireRedis();
@@ -20,15 +19,7 @@ const prefix = `hookline-example-startup-${run}:`;
 const STALL_MS = 1_500;
 
 describe.skipIf(!redis.reachable)('examples/queue-bullmq start-up', () => {
-  afterAll(async () => {
-    const queue = bullmqQueue({ connection: { url: REDIS_URL, maxRetriesPerRequest: null }, name: queueName, onError: () => {} });
-    await queue.queue.obliterate({ force: true });
-    await queue.close();
-    const admin = new Redis(REDIS_URL);
-    const keys = await admin.keys(`${prefix}*`);
-    if (keys.length > 0) await admin.del(...keys);
-    admin.disconnect();
-  }, 30_000);
+  afterAll(() => deleteExampleData(exampleQueue(queueName), prefix), 30_000);
 
   it('a Redis slow to answer at start-up: the web process listens only once it is ready, so the first delivery is queued (202), not refused (503)', async () => {
     const target = new URL(REDIS_URL);

@@ -2,13 +2,13 @@
 // worker process): a signed delivery is answered 202 queued before its slow handler ran, the worker
 // runs it once, a repeat is a duplicate, and SIGTERM lets the running job finish before exiting.
 import { randomUUID } from 'node:crypto';
-import { bullmqQueue, jobIdFor as bullmqJobId } from '@hookline/bullmq';
+import { jobIdFor as bullmqJobId } from '@hookline/bullmq';
 import { jobIdFor as pgBossJobId, pgBossQueue } from '@hookline/pg-boss';
 import { createDelivery, createSignedPayload } from '@hookline/testing';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DATABASE_URL, REDIS_URL, requirePostgres, requireRedis } from '../support/servers';
+import { deleteExampleData, exampleQueue } from './support/bullmq-example-data';
 import { EXAMPLE_SECRET, type RunningExample, startExample } from './support/run-example';
 
 const [redis, postgres] = await Promise.all([requireRedis(), requirePostgres()]);
@@ -27,20 +27,13 @@ interface Backend {
 function bullmq(): Backend {
   const queueName = `hookline-example-smoke-${run}`;
   const prefix = `hookline-example-smoke-${run}:`;
-  const queue = bullmqQueue({ connection: { url: REDIS_URL, maxRetriesPerRequest: null }, name: queueName, onError: () => {} });
+  const queue = exampleQueue(queueName);
   return {
     name: 'queue-bullmq',
     reachable: redis.reachable,
     env: { REDIS_URL, QUEUE_NAME: queueName, REDIS_PREFIX: prefix, HANDLER_MS },
     state: async (deliveryId) => queue.queue.getJobState(bullmqJobId(deliveryId)),
-    async cleanup() {
-      await queue.queue.obliterate({ force: true });
-      await queue.close();
-      const admin = new Redis(REDIS_URL);
-      const keys = await admin.keys(`${prefix}*`);
-      if (keys.length > 0) await admin.del(...keys);
-      admin.disconnect();
-    },
+    cleanup: () => deleteExampleData(queue, prefix),
   };
 }
 

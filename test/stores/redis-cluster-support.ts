@@ -10,6 +10,7 @@ import type { IdempotencyStore } from '@hookline/core';
 import { redisStore } from '@hookline/redis';
 import { Cluster } from 'ioredis';
 import { createCluster } from 'redis';
+import { printedReady } from '../support/child-ready';
 import { freePort, retryOnPortClash } from '../support/free-port';
 
 const run = promisify(execFile);
@@ -103,22 +104,7 @@ async function startClusterOnce(): Promise<OwnCluster> {
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       nodes.push({ port, process: child });
-      await new Promise<void>((resolve, reject) => {
-        let output = '';
-        const timer = setTimeout(() => reject(new Error(`redis-server ${port} did not start: ${output}`)), 10_000);
-        child.stdout!.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          if (output.includes('Ready to accept connections')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-        child.once('exit', (code) => {
-          clearTimeout(timer);
-          reject(new Error(`redis-server ${port} exited with ${code}: ${output}`));
-        });
-      });
-      child.stdout!.resume();
+      await printedReady(child, 'stdout', 'Ready to accept connections', `redis-server ${port}`, 10_000);
       child.stderr!.resume();
     }
     await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes']);

@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { printedReady } from './child-ready';
 import { freePort, retryOnPortClash } from './free-port';
 
 export interface OwnRedisOptions {
@@ -48,26 +49,8 @@ export async function startOwnRedis(options: OwnRedisOptions = {}): Promise<OwnR
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = proc;
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      const fail = (error: Error) => {
-        clearTimeout(timer);
-        reject(error);
-      };
-      const timer = setTimeout(
-        () => fail(new Error(`redis-server did not start within ${START_TIMEOUT_MS} ms: ${output}`)),
-        START_TIMEOUT_MS,
-      );
-      proc.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      proc.once('error', fail);
-      proc.once('exit', (code) => fail(new Error(`redis-server exited with ${code}: ${output}`)));
-    });
+    proc.stderr!.resume(); // redis-server logs to stdout; nothing is left to fill this pipe
+    await printedReady(proc, 'stdout', 'Ready to accept connections', 'redis-server', START_TIMEOUT_MS);
   };
 
   const ended = async (signals: NodeJS.Signals[]) => {

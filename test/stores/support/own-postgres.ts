@@ -5,6 +5,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { printedReady } from '../../support/child-ready';
 import { freePort, retryOnPortClash } from '../../support/free-port';
 
 /** Why a private PostgreSQL cannot be started here (no initdb on PATH), or undefined when it can. */
@@ -44,21 +45,7 @@ export async function startOwnPostgres() {
       stdio: ['ignore', 'ignore', 'pipe'],
       ...user,
     });
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      const timer = setTimeout(() => reject(new Error(`postgres did not start within 30 s: ${output}`)), 30_000);
-      child.stderr!.on('data', (chunk: Buffer) => {
-        output = (output + chunk.toString()).slice(-4_000);
-        if (output.includes('ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`postgres exited with ${code}: ${output}`));
-      });
-    });
+    await printedReady(child, 'stderr', 'ready to accept connections', 'postgres', 30_000);
     return { child, port };
   });
   // Each backend is a session of its own (PostgreSQL calls setsid()), so no process-group signal
