@@ -39,6 +39,52 @@ const floor: Contender = {
   },
 };
 
+/**
+ * A receiver written by hand: the floor's calls, then the least that de-duplication needs (the
+ * envelope's four fields, the timestamp's age, a claim and a completion in a Map), one handler and an
+ * answer. What any receiver that de-duplicates pays over the floor, with nothing else: no lease token,
+ * no hooks, no store contract, no deadline.
+ */
+function handWrittenReceiver(): Contender {
+  const records = new Map<string, { token: string; expiresAt: number } | number>();
+  let handled = 0;
+  const handler = (_delivery: unknown) => {
+    handled++;
+  };
+  return {
+    name: 'hand-written receiver with a Map',
+    does: 'the floor, the 4 fields, age, Map claim + complete, 1 handler',
+    prepare: (pool) => pool.map((b) => ({ bytes: b.bytes, hex: b.hex })),
+    run(input) {
+      const { bytes, hex } = input as { bytes: Buffer; hex: string };
+      const expected = Buffer.from(hex, 'hex');
+      const digest = createHmac('sha256', BENCH_SECRET).update(bytes).digest();
+      if (expected.length !== digest.length || !timingSafeEqual(digest, expected)) throw new Error('hand-written: mismatch');
+      const { event, deliveryId, timestamp, data } = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
+      if (
+        typeof event !== 'string' ||
+        typeof deliveryId !== 'string' ||
+        typeof timestamp !== 'string' ||
+        typeof data !== 'object' ||
+        data === null
+      ) {
+        throw new Error('hand-written: not an envelope');
+      }
+      const now = Date.now();
+      if (!(Date.parse(timestamp) > now - 300_000)) throw new Error('hand-written: stale');
+      const key = `hookline:${deliveryId}`;
+      if (records.has(key)) throw new Error('hand-written: a duplicate in a pass of unique ids');
+      records.set(key, { token: 'lease', expiresAt: now + 30_000 });
+      const before = handled;
+      handler({ event, deliveryId, timestamp, data });
+      records.set(key, now + 86_400_000);
+      const answer = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
+      if (answer.status !== 200 || handled !== before + 1) throw new Error('hand-written: handler not run');
+    },
+    reset: () => records.clear(),
+  };
+}
+
 const hooklineVerify: Contender = {
   name: 'hookline verifySignature',
   does: 'verify only',
@@ -164,5 +210,15 @@ function stripeConstruct(): Contender {
 
 /** Every contender, the floor first. */
 export function contenders(): Contender[] {
-  return [floor, hooklineVerify, hooklineReceive(), octokitReceive(), octokitMethods, svixVerify(), standardVerify(), stripeConstruct()];
+  return [
+    floor,
+    hooklineVerify,
+    hooklineReceive(),
+    handWrittenReceiver(),
+    octokitReceive(),
+    octokitMethods,
+    svixVerify(),
+    standardVerify(),
+    stripeConstruct(),
+  ];
 }
