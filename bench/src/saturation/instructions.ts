@@ -10,13 +10,14 @@
  * instructions per request than the hand-written receiver, and 15–25% more time), so confirm a real
  * gain with the suite.
  *
- * Each server runs under callgrind (some 50 times slower), gets 9,000 requests so that V8 has
- * optimised its hot code, then SAMPLES batches of PER_SAMPLE requests, the counters zeroed before
- * each and dumped after it (callgrind_control). Callgrind counts every thread, V8's background
- * compiler and garbage collector included: the first batch after 9,000 requests still counted about
- * 60% more than the later ones, so one batch more goes first, uncounted. The requests are the saturation suite's: one signed
- * 1 KB delivery repeated, so every request after the first is a duplicate. The node binary has no
- * symbols, so callgrind's per-function figures say little; the totals are what this reads.
+ * Each server runs under callgrind (some 50 times slower) on the built packages (`pnpm build` first,
+ * as for the suites), gets 9,000 requests so that V8 has optimised its hot code, then SAMPLES batches
+ * of PER_SAMPLE requests, the counters zeroed before each and dumped after it (callgrind_control).
+ * Callgrind counts every thread, V8's background compiler and garbage collector included: the first
+ * batch after 9,000 requests still counted about 60% more than the later ones, so one batch more goes
+ * first, uncounted. The requests are the saturation suite's: one signed 1 KB delivery repeated, so
+ * every request after the first is a duplicate. The node binary has no symbols, so callgrind's
+ * per-function figures say little; the totals are what this reads.
  *
  * HOOKLINE_INSTRUCTIONS_SAMPLES (default 5) and HOOKLINE_INSTRUCTIONS_REQUESTS (per sample, default
  * 3000) trade time for precision.
