@@ -25,17 +25,25 @@ export interface Contender {
 const secretBase64 = Buffer.from(BENCH_SECRET).toString('base64');
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** The raw bytes and hex signature of each body: the input of the floor and of hookline's verify. */
+const bytesAndHex = (pool: readonly SignedBody[]) => pool.map((b) => ({ bytes: b.bytes, hex: b.hex }));
+
+/** node:crypto HMAC, timingSafeEqual, JSON.parse: the floor's work, and the start of the hand-written receiver's. */
+function verifyAndParse(input: unknown, who: string): unknown {
+  const { bytes, hex } = input as { bytes: Buffer; hex: string };
+  const expected = Buffer.from(hex, 'hex');
+  const digest = createHmac('sha256', BENCH_SECRET).update(bytes).digest();
+  if (expected.length !== digest.length || !timingSafeEqual(digest, expected)) throw new Error(`${who}: mismatch`);
+  return JSON.parse(bytes.toString('utf8'));
+}
+
 /** The floor: node:crypto HMAC, timingSafeEqual, JSON.parse, nothing else. */
 const floor: Contender = {
   name: 'floor (node:crypto + JSON.parse)',
   does: 'HMAC, timingSafeEqual, JSON.parse',
-  prepare: (pool) => pool.map((b) => ({ bytes: b.bytes, hex: b.hex })),
+  prepare: bytesAndHex,
   run(input) {
-    const { bytes, hex } = input as { bytes: Buffer; hex: string };
-    const expected = Buffer.from(hex, 'hex');
-    const digest = createHmac('sha256', BENCH_SECRET).update(bytes).digest();
-    if (expected.length !== digest.length || !timingSafeEqual(digest, expected)) throw new Error('floor: mismatch');
-    JSON.parse(bytes.toString('utf8'));
+    verifyAndParse(input, 'floor');
   },
 };
 
@@ -58,13 +66,9 @@ function handWrittenReceiver(): Contender {
   return {
     name: 'hand-written receiver with a Map',
     does: 'the floor, the 4 fields, age, Map claim + complete, 1 handler',
-    prepare: (pool) => pool.map((b) => ({ bytes: b.bytes, hex: b.hex })),
+    prepare: bytesAndHex,
     run(input) {
-      const { bytes, hex } = input as { bytes: Buffer; hex: string };
-      const expected = Buffer.from(hex, 'hex');
-      const digest = createHmac('sha256', BENCH_SECRET).update(bytes).digest();
-      if (expected.length !== digest.length || !timingSafeEqual(digest, expected)) throw new Error('hand-written: mismatch');
-      const { event, deliveryId, timestamp, data } = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
+      const { event, deliveryId, timestamp, data } = verifyAndParse(input, 'hand-written') as Record<string, unknown>;
       if (
         typeof event !== 'string' ||
         typeof deliveryId !== 'string' ||
@@ -93,7 +97,7 @@ function handWrittenReceiver(): Contender {
 const hooklineVerify: Contender = {
   name: 'hookline verifySignature',
   does: 'verify only',
-  prepare: (pool) => pool.map((b) => ({ bytes: b.bytes, hex: b.hex })),
+  prepare: bytesAndHex,
   async run(input) {
     const { bytes, hex } = input as { bytes: Buffer; hex: string };
     if (!(await verifySignature(bytes, hex, BENCH_SECRET))) throw new Error('hookline verify: mismatch');

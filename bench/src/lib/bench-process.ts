@@ -33,9 +33,21 @@ export interface LoadSample {
   errors: number;
 }
 
-/** Starts `script args…` pinned to the server core; resolves once it printed `{"port":N}`. */
-export async function startBenchServer<K extends string>(kind: K, script: string, args: readonly string[]): Promise<BenchServer<K>> {
-  const { command, args: argv } = pinned('server', [...nodeArgs, script, ...args]);
+/**
+ * Starts `script args…` pinned to the server core; resolves once it printed `{"port":N}`. With
+ * `wrapper` (a command and its arguments, such as valgrind's), node runs under it instead, unpinned.
+ */
+export async function startBenchServer<K extends string>(
+  kind: K,
+  script: string,
+  args: readonly string[],
+  wrapper?: readonly string[],
+): Promise<BenchServer<K>> {
+  const node = [...nodeArgs, script, ...args];
+  const { command, args: argv } =
+    wrapper === undefined
+      ? pinned('server', node)
+      : { command: wrapper[0] as string, args: [...wrapper.slice(1), process.execPath, ...node] };
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   for await (const line of createInterface({ input: child.stdout! })) {
     if (line.startsWith('{')) return { kind, child, port: (JSON.parse(line) as { port: number }).port };

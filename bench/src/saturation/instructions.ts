@@ -22,12 +22,13 @@
  * HOOKLINE_INSTRUCTIONS_SAMPLES (default 5) and HOOKLINE_INSTRUCTIONS_REQUESTS (per sample, default
  * 3000) trade time for precision.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startBenchServer, stopBenchServer } from '../lib/bench-process';
 import { signedPool } from '../lib/payloads';
 import { formatNumber, markdownTable, median } from '../lib/stats';
 
@@ -42,26 +43,6 @@ const here = dirname(fileURLToPath(import.meta.url));
 if (spawnSync('valgrind', ['--version']).error !== undefined) {
   process.stderr.write('instructions.ts needs valgrind: apt-get install valgrind\n');
   process.exit(1);
-}
-
-/** Lines of a child's output until one matches, within `timeoutMs`. */
-function awaitLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms:\n${seen}`)), timeoutMs);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = pattern.exec(seen);
-      if (match !== null) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited (${code}) before printing its port:\n${seen}`));
-    });
-  });
 }
 
 /** Sends `count` POSTs of the delivery, IN_FLIGHT at a time on kept-alive connections; every answer must be 200. */
@@ -112,29 +93,28 @@ async function nextDump(dir: string, known: number): Promise<number> {
 
 async function count(kind: Kind, delivery: { text: string; hex: string; deliveryId: string }): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), `hookline-instructions-${kind}-`));
-  const child = spawn(
-    'valgrind',
+  const server = await startBenchServer(
+    kind,
+    join(here, 'server.ts'),
+    [kind],
     [
+      'valgrind',
+      '--quiet',
       '--tool=callgrind',
       '--smc-check=all-non-file', // V8 writes and rewrites machine code at run time
       `--callgrind-out-file=${join(dir, 'out.%p')}`,
-      process.execPath,
-      '--import',
-      'tsx',
-      join(here, 'server.ts'),
-      kind,
     ],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
   );
+  const { port } = server;
+  const pid = String(server.child.pid);
   try {
-    const port = Number((await awaitLine(child, /"port":(\d+)/, 300_000))[1]);
     process.stderr.write(`  ${kind}: warming up (${WARMUP} requests)\n`);
     await send(port, delivery, WARMUP);
     const perRequest: number[] = [];
     for (let batch = 0; batch <= SAMPLES; batch++) {
-      spawnSync('callgrind_control', ['--zero', String(child.pid)]);
+      spawnSync('callgrind_control', ['--zero', pid]);
       await send(port, delivery, PER_SAMPLE);
-      spawnSync('callgrind_control', ['--dump', String(child.pid)]);
+      spawnSync('callgrind_control', ['--dump', pid]);
       const instructions = (await nextDump(dir, batch)) / PER_SAMPLE;
       const label = batch === 0 ? 'uncounted batch' : `sample ${batch}/${SAMPLES}`;
       process.stderr.write(`  ${kind}: ${label}: ${Math.round(instructions)} instructions per request\n`);
@@ -142,7 +122,7 @@ async function count(kind: Kind, delivery: { text: string; hex: string; delivery
     }
     return perRequest;
   } finally {
-    child.kill('SIGKILL');
+    await stopBenchServer(server);
     rmSync(dir, { recursive: true, force: true });
   }
 }
