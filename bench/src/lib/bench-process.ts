@@ -1,13 +1,14 @@
 /**
  * The suite side of the HTTP benchmarks: start a server process (pinned), load it with autocannon
- * in another process (pinned, load.ts), and read the server's own CPU time for the requests it
- * answered. The server side of the same protocol is bench-server.ts.
+ * in another process (pinned, load.ts) or with wrk (wrk-load.ts), and read the server's own CPU time
+ * for the requests it answered. The server side of the same protocol is bench-server.ts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pinned } from './pinning';
+import { runFreshWrk } from './wrk-load';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // The same module resolution the suite itself runs with (the source condition, or the built dist/).
@@ -20,14 +21,17 @@ export interface BenchServer<K extends string = string> {
   port: number;
 }
 
-/** One round against one server: autocannon's view and the server's CPU per request. */
+/** One round against one server: the load generator's view and the server's CPU per request. */
 export interface LoadSample {
   rps: number;
   p50: number;
   p99: number;
   /** The server process's user + system CPU µs per request it answered in the round. */
   cpuPerRequest: number;
-  /** The load generator's own user + system CPU µs per request it got an answer to (signing included). */
+  /**
+   * The load generator's own user + system CPU µs per request it got an answer to: autocannon's signing
+   * included, wrk's not (its deliveries are signed before the round).
+   */
   loadCpuPerRequest: number;
   non2xx: number;
   errors: number;
@@ -62,13 +66,17 @@ function ask(server: BenchServer, message: 'stop'): Promise<{ cpuMicros: number;
   });
 }
 
-/** Loads `server` for `seconds` with `connections` connections, signing requests as `signer` expects. */
+/**
+ * Loads `server` for `seconds` with `connections` connections: autocannon, signing requests as
+ * `signer` expects, or wrk with fresh hookline deliveries (`generator: 'wrk'`).
+ */
 export async function runLoad(
   server: BenchServer,
-  options: { seconds: number; connections: number; signer?: 'hookline' | 'octokit' },
+  options: { seconds: number; connections: number; signer?: 'hookline' | 'octokit'; generator?: 'autocannon' | 'wrk' },
 ): Promise<LoadSample> {
-  server.child.send('start');
   const { seconds, connections, signer = 'hookline' } = options;
+  if (options.generator === 'wrk') return wrkLoad(server, seconds, connections);
+  server.child.send('start');
   const loader = pinned('load', [...nodeArgs, join(here, 'load.ts'), String(server.port), signer, String(seconds), String(connections)]);
   const child = spawn(loader.command, loader.args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -82,6 +90,26 @@ export async function runLoad(
     total: number;
     cpuMicros: number;
   };
+  return {
+    rps: result.requestsPerSecond,
+    p50: result.p50,
+    p99: result.p99,
+    cpuPerRequest: used.cpuMicros / Math.max(1, used.requests),
+    loadCpuPerRequest: result.cpuMicros / Math.max(1, result.total),
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+async function wrkLoad(server: BenchServer, seconds: number, connections: number): Promise<LoadSample> {
+  // Signed before the server's CPU is counted: runFreshWrk signs, then wrk runs.
+  let started = false;
+  const result = await runFreshWrk(server.port, seconds, connections, () => {
+    started = true;
+    server.child.send('start');
+  });
+  if (!started) throw new Error('wrk did not start');
+  const used = await ask(server, 'stop');
   return {
     rps: result.requestsPerSecond,
     p50: result.p50,

@@ -12,15 +12,15 @@
  *
  * HOOKLINE_SATURATION_ROUNDS (default 5) and HOOKLINE_SATURATION_SECONDS (default 4) trade time for precision.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BenchServer, startBenchServer, stopBenchServer } from '../lib/bench-process';
 import { signedPool } from '../lib/payloads';
 import { pinningNote } from '../lib/pinning';
 import { formatMeasuredRatio, formatNumber, markdownTable, median } from '../lib/stats';
+import { luaString, runWrk, wrkVersion } from '../lib/wrk';
 
 const ROUNDS = Number(process.env.HOOKLINE_SATURATION_ROUNDS ?? 5);
 const SECONDS = Number(process.env.HOOKLINE_SATURATION_SECONDS ?? 4);
@@ -34,7 +34,8 @@ const LABELS: Record<Kind, string> = {
 };
 const here = dirname(fileURLToPath(import.meta.url));
 
-if (spawnSync('wrk', ['--version']).error !== undefined) {
+const wrk = wrkVersion();
+if (wrk === undefined) {
   process.stdout.write('## HTTP at saturation (wrk)\n\nNot run: `wrk` is not installed (`apt-get install wrk`).\n');
   process.exit(0);
 }
@@ -43,14 +44,13 @@ if (spawnSync('wrk', ['--version']).error !== undefined) {
 function luaScript(dir: string): string {
   const [delivery] = signedPool('message.inbound', 1024, 1);
   if (delivery === undefined) throw new Error('no delivery');
-  const quote = (text: string) => JSON.stringify(text); // a JSON string is a valid Lua string here (no \u escapes needed)
   const script = [
     'wrk.method = "POST"',
-    `wrk.body = ${quote(delivery.text)}`,
+    `wrk.body = ${luaString(delivery.text)}`,
     'wrk.headers["content-type"] = "application/json"',
-    `wrk.headers["x-service-signature"] = ${quote(delivery.hex)}`,
+    `wrk.headers["x-service-signature"] = ${luaString(delivery.hex)}`,
     'wrk.headers["x-service-event"] = "message.inbound"',
-    `wrk.headers["x-service-delivery-id"] = ${quote(delivery.deliveryId)}`,
+    `wrk.headers["x-service-delivery-id"] = ${luaString(delivery.deliveryId)}`,
   ].join('\n');
   const path = join(dir, 'post.lua');
   writeFileSync(path, script);
@@ -60,19 +60,17 @@ function luaScript(dir: string): string {
 /** One wrk round: its req/s, and the server's CPU µs per request and share of its core. */
 async function round(server: BenchServer, script: string): Promise<{ rps: number; cpuPerRequest: number; coreShare: number }> {
   server.child.send('start');
-  const pin = availableParallelism() >= 2 ? ['taskset', '-c', '0'] : [];
-  const args = [...pin, 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '-s', script, `http://127.0.0.1:${server.port}/webhooks`];
-  const child = spawn(args[0] as string, args.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk));
-  await new Promise((resolve) => child.on('exit', resolve));
+  const result = await runWrk({ url: `http://127.0.0.1:${server.port}/webhooks`, script, seconds: SECONDS, connections: CONNECTIONS });
   const used = await new Promise<{ cpuMicros: number; requests: number }>((resolve) => {
     server.child.once('message', (reply) => resolve(reply as { cpuMicros: number; requests: number }));
     server.child.send('stop');
   });
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
-  if (/Non-2xx/.test(out)) throw new Error(`wrk saw non-2xx answers:\n${out}`);
-  return { rps, cpuPerRequest: used.cpuMicros / Math.max(1, used.requests), coreShare: used.cpuMicros / (SECONDS * 1e6) };
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`wrk saw non-2xx answers or socket errors:\n${result.output}`);
+  return {
+    rps: result.requestsPerSecond,
+    cpuPerRequest: used.cpuMicros / Math.max(1, used.requests),
+    coreShare: used.cpuMicros / (SECONDS * 1e6),
+  };
 }
 
 async function main(): Promise<void> {
@@ -116,7 +114,7 @@ async function main(): Promise<void> {
     [
       '## HTTP at saturation (wrk)',
       '',
-      `wrk (${/wrk [^\n]*/.exec(spawnSync('wrk', ['--version']).stdout.toString())?.[0]?.trim() ?? 'wrk'}) with 1 thread and ${CONNECTIONS} connections repeats one signed 1 KB delivery for ${SECONDS} s per round, so every server answers "duplicate" after the first: verify, parse, look up, answer. ${ROUNDS} interleaved rounds after a warm-up round each; req/s and CPU µs per request (the server's user + system time) are medians; "of its core" is the server's CPU time over the round's wall time, which must be near 100% for the round to measure the server rather than the generator. ${pinningNote()}`,
+      `wrk (${wrk}) with 1 thread and ${CONNECTIONS} connections repeats one signed 1 KB delivery for ${SECONDS} s per round, so every server answers "duplicate" after the first: verify, parse, look up, answer. ${ROUNDS} interleaved rounds after a warm-up round each; req/s and CPU µs per request (the server's user + system time) are medians; "of its core" is the server's CPU time over the round's wall time, which must be near 100% for the round to measure the server rather than the generator. ${pinningNote()}`,
       '',
       markdownTable(['server', 'req/s', 'CPU µs / request', 'of its core', 'vs hand-written'], rows),
       '',

@@ -8,6 +8,7 @@
  * beside the memory store, for a quicker comparison while working on one.
  */
 import { packageVersion } from '../lib/versions';
+import { wrkVersion } from '../lib/wrk';
 import { measureBytesPerRecord } from './bytes-per-record';
 import { openRunScope } from './run-scope';
 import { latencyTable, measureStoreLatency } from './store-latency';
@@ -15,12 +16,14 @@ import { measureThroughput } from './throughput';
 import { bytesSection, throughputSection } from './write-section';
 
 const knob = (name: string, fallback: number) => Number(process.env[`HOOKLINE_BENCH_STORES_${name}`] ?? fallback);
+const wrk = wrkVersion();
 const throughputOptions = {
   rounds: Math.max(3, knob('ROUNDS', 5)),
   seconds: knob('SECONDS', 4),
   warmupSeconds: 2,
   connections: knob('CONNECTIONS', 50),
   pgPoolMax: knob('PG_POOL', 10),
+  generator: wrk === undefined ? ('autocannon' as const) : ('wrk' as const),
 };
 const latencyOptions = { rounds: knob('LATENCY_ROUNDS', 5), perRound: knob('LATENCY_PER_ROUND', 1_000) };
 const RECORDS = knob('RECORDS', 1_000_000);
@@ -48,7 +51,7 @@ async function main(): Promise<void> {
       ...scope.notes.map((note) => `_${note}_\n`),
       throughputSection(throughput, {
         ...throughputOptions,
-        autocannon: packageVersion('autocannon'),
+        generatorVersion: wrk ?? `autocannon ${packageVersion('autocannon')}`,
         measuredOn: source ? 'the sources (src/ through tsx)' : 'the built packages (dist/)',
       }),
       '',

@@ -1,6 +1,7 @@
 /**
  * HTTP throughput per store: one server process per store (server.ts), all started up front, each
- * loaded in turn by autocannon in a process of its own (../lib/load.ts). Rounds are interleaved and the
+ * loaded in turn by wrk with deliveries signed before the round (../lib/wrk-load.ts), or by
+ * autocannon (../lib/load.ts) where wrk is not installed. Rounds are interleaved and the
  * order reverses every round (A B C, C B A, A B C…), so drift on the machine hits every store alike.
  */
 import { dirname, join } from 'node:path';
@@ -17,6 +18,11 @@ export interface ThroughputOptions {
   warmupSeconds: number;
   connections: number;
   pgPoolMax: number;
+  /**
+   * wrk, where installed: autocannon signs each request in Node, which cost about as much CPU per
+   * request as the receiver, on the core the database servers share with it.
+   */
+  generator: 'wrk' | 'autocannon';
 }
 
 /** One store's figures in one round. */
@@ -32,10 +38,10 @@ type Server = BenchServer<StoreKind>;
 
 const startServer = (kind: StoreKind, where: RunLocation, pgPoolMax: number): Promise<Server> =>
   startBenchServer(kind, join(here, 'server.ts'), [kind, where.prefix, where.schema, String(pgPoolMax)]);
-async function load(server: Server, seconds: number, connections: number): Promise<ThroughputSample> {
+async function load(server: Server, seconds: number, options: ThroughputOptions): Promise<ThroughputSample> {
   const database = serverOf(server.kind);
   const before = database === undefined ? 0 : serverCpuMicros(database);
-  const sample = await runLoad(server, { seconds, connections });
+  const sample = await runLoad(server, { seconds, connections: options.connections, generator: options.generator });
   const after = database === undefined ? 0 : serverCpuMicros(database);
   const answered = sample.rps * seconds;
   const databaseCpuPerRequest = before === undefined || after === undefined || answered <= 0 ? undefined : (after - before) / answered;
@@ -54,12 +60,12 @@ export async function measureThroughput(
     for (const kind of kinds) servers.push(await startServer(kind, where, options.pgPoolMax));
     for (const server of servers) {
       process.stderr.write(`  warm-up ${server.kind}\n`);
-      await load(server, options.warmupSeconds, options.connections);
+      await load(server, options.warmupSeconds, options);
     }
     for (let round = 0; round < options.rounds; round++) {
       const order = round % 2 === 0 ? servers : [...servers].reverse();
       for (const server of order) {
-        const sample = await load(server, options.seconds, options.connections);
+        const sample = await load(server, options.seconds, options);
         process.stderr.write(`  round ${round + 1} ${server.kind}: ${Math.round(sample.rps)} req/s\n`);
         samples.get(server.kind)!.push(sample);
       }

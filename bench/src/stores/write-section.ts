@@ -83,9 +83,16 @@ function cpuBudgetTable(samples: Map<StoreKind, ThroughputSample[]>): string {
   );
 }
 
+function generatorSentence(options: ThroughputOptions & { generatorVersion: string }): string {
+  const fresh = `${options.connections} connections and sends 1 KB deliveries, each with a fresh deliveryId and signature, so every request is a real claim and completion in the store.`;
+  return options.generator === 'wrk'
+    ? `The load generator is wrk (${options.generatorVersion}), 1 thread, in another process, with ${fresh} The deliveries are signed before each round, so the generator only sends: autocannon, which signs each request in Node, cost about as much CPU per request as the receiver, on the core the database servers share with it, and held the stores that use one below what the machine can do.`
+    : `The load generator is ${options.generatorVersion} in another process (wrk is not installed here: \`apt-get install wrk\`), with ${fresh} It signs each request itself, at a CPU cost per request close to the receiver's.`;
+}
+
 export function throughputSection(
   samples: Map<StoreKind, ThroughputSample[]>,
-  options: ThroughputOptions & { autocannon: string; measuredOn: string },
+  options: ThroughputOptions & { generatorVersion: string; measuredOn: string },
 ): string {
   const rows = [...samples].map(([kind, list]) => [
     storeLabel(kind),
@@ -108,7 +115,7 @@ export function throughputSection(
     }),
   );
   return [
-    `Each store behind its own server process: hookline's node:http bridge (\`createNodeHandler\` from @hookline/core ${packageVersion('@hookline/core')}, measured on ${options.measuredOn}) with one no-op handler on 127.0.0.1; Redis and PostgreSQL are the local servers on loopback, each run under a key prefix / schema of its own, deleted afterwards. autocannon (${options.autocannon}) runs in another process with ${options.connections} connections and sends 1 KB deliveries, each with a fresh deliveryId and signature, so every request is a real claim and completion in the store. A ${options.warmupSeconds} s warm-up per server, then ${options.rounds} interleaved rounds of ${options.seconds} s (A B C D, D C B A, …); req/s and latencies are medians across rounds (spread ± half the IQR), "vs memory" is the median of the per-round ratios to the memory store. CPU is the receiver process's user + system µs per request (process.cpuUsage), not counting Redis's or PostgreSQL's own; the Postgres store uses a pg Pool of ${options.pgPoolMax} (pg's default is 10). ${pinningNote()} Redis and PostgreSQL are not pinned: they take whatever core is free, as a database on the same host would.`,
+    `Each store behind its own server process: hookline's node:http bridge (\`createNodeHandler\` from @hookline/core ${packageVersion('@hookline/core')}, measured on ${options.measuredOn}) with one no-op handler on 127.0.0.1; Redis and PostgreSQL are the local servers on loopback, each run under a key prefix / schema of its own, deleted afterwards. ${generatorSentence(options)} A ${options.warmupSeconds} s warm-up per server, then ${options.rounds} interleaved rounds of ${options.seconds} s (A B C D, D C B A, …); req/s and latencies are medians across rounds (spread ± half the IQR), "vs memory" is the median of the per-round ratios to the memory store. CPU is the receiver process's user + system µs per request (process.cpuUsage), not counting Redis's or PostgreSQL's own; the Postgres store uses a pg Pool of ${options.pgPoolMax} (pg's default is 10). ${pinningNote()} Redis and PostgreSQL are not pinned: they take whatever core is free, as a database on the same host would.`,
     '',
     markdownTable(
       [
@@ -127,7 +134,7 @@ export function throughputSection(
     '',
     "On this machine the load generator, the receiver and Redis or PostgreSQL share two cores, so req/s also measures how much CPU the database server takes from the other two. The last column leaves that out: the memory store's receiver CPU per request over this store's, that is how many deliveries one receiver core serves with this store where the database runs on cores (or a host) of its own. The targets are judged on req/s, as set.",
     '',
-    `Where each request's CPU goes on the whole machine, medians across the same rounds: the receiver process; the database server, all its processes (from /proc, before and after each round; SQLite and the memory store run inside the receiver); and the load generator, signing included. At these costs per request and with all ${availableParallelism()} cores busy, a store's req/s could reach at most the memory store's times "ceiling vs memory" (the memory store's "all three" over this store's), however the work were spread across the cores. It is a reading of this run, not a law: the costs move with load (a store's batches grow, the load generator spends less per request when answers come faster).`,
+    `Where each request's CPU goes on the whole machine, medians across the same rounds: the receiver process; the database server, all its processes (from /proc, before and after each round; SQLite and the memory store run inside the receiver); and the load generator (${options.generator === 'wrk' ? 'its signing done before the round' : 'signing included'}). At these costs per request and with all ${availableParallelism()} cores busy, a store's req/s could reach at most the memory store's times "ceiling vs memory" (the memory store's "all three" over this store's), however the work were spread across the cores. It is a reading of this run, not a law: the costs move with load (a store's batches grow, the load generator spends less per request when answers come faster).`,
     '',
     cpuBudgetTable(samples),
     '',
