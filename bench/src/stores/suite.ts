@@ -23,7 +23,8 @@ const throughputOptions = {
   warmupSeconds: 2,
   connections: knob('CONNECTIONS', 50),
   pgPoolMax: knob('PG_POOL', 10),
-  generator: wrk === undefined ? ('autocannon' as const) : ('wrk' as const),
+  // HOOKLINE_BENCH_STORES_GENERATOR=autocannon compares with the generator these figures had before.
+  generator: wrk === undefined || process.env.HOOKLINE_BENCH_STORES_GENERATOR === 'autocannon' ? ('autocannon' as const) : ('wrk' as const),
 };
 const latencyOptions = { rounds: knob('LATENCY_ROUNDS', 5), perRound: knob('LATENCY_PER_ROUND', 1_000) };
 const RECORDS = knob('RECORDS', 1_000_000);
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
       ...scope.notes.map((note) => `_${note}_\n`),
       throughputSection(throughput, {
         ...throughputOptions,
-        generatorVersion: wrk ?? `autocannon ${packageVersion('autocannon')}`,
+        generatorVersion: throughputOptions.generator === 'wrk' ? (wrk as string) : `autocannon ${packageVersion('autocannon')}`,
         measuredOn: source ? 'the sources (src/ through tsx)' : 'the built packages (dist/)',
       }),
       '',
