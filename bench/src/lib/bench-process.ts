@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pinned } from './pinning';
+import type { WrkResult } from './wrk';
 import { runFreshWrk } from './wrk-load';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -85,31 +86,19 @@ export async function runLoad(
   });
   await new Promise((resolve) => child.on('exit', resolve));
   const used = await ask(server, 'stop');
-  const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as Omit<LoadSample, 'rps' | 'cpuPerRequest' | 'loadCpuPerRequest'> & {
-    requestsPerSecond: number;
-    total: number;
-    cpuMicros: number;
-  };
-  return {
-    rps: result.requestsPerSecond,
-    p50: result.p50,
-    p99: result.p99,
-    cpuPerRequest: used.cpuMicros / Math.max(1, used.requests),
-    loadCpuPerRequest: result.cpuMicros / Math.max(1, result.total),
-    non2xx: result.non2xx,
-    errors: result.errors,
-  };
+  return sample(JSON.parse(out.trim().split('\n').pop() ?? '{}') as GeneratorResult, used);
 }
 
 async function wrkLoad(server: BenchServer, seconds: number, connections: number): Promise<LoadSample> {
-  // Signed before the server's CPU is counted: runFreshWrk signs, then wrk runs.
-  let started = false;
-  const result = await runFreshWrk(server.port, seconds, connections, () => {
-    started = true;
-    server.child.send('start');
-  });
-  if (!started) throw new Error('wrk did not start');
-  const used = await ask(server, 'stop');
+  // The server's CPU is counted from once the deliveries are signed, when wrk starts.
+  const result = await runFreshWrk(server.port, seconds, connections, () => server.child.send('start'));
+  return sample(result, await ask(server, 'stop'));
+}
+
+/** What either load generator reports of a round (load.ts prints the same fields as wrk.ts reads). */
+type GeneratorResult = Pick<WrkResult, 'requestsPerSecond' | 'total' | 'p50' | 'p99' | 'non2xx' | 'errors' | 'cpuMicros'>;
+
+function sample(result: GeneratorResult, used: { cpuMicros: number; requests: number }): LoadSample {
   return {
     rps: result.requestsPerSecond,
     p50: result.p50,
