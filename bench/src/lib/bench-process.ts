@@ -60,10 +60,11 @@ export async function startBenchServer<K extends string>(
   throw new Error(`the ${kind} server exited before listening`);
 }
 
-function ask(server: BenchServer, message: 'stop'): Promise<{ cpuMicros: number; requests: number }> {
+/** Ends a round: the server's CPU time and requests since it was told 'start'. */
+export function stopCounting(server: BenchServer): Promise<{ cpuMicros: number; requests: number }> {
   return new Promise((resolve) => {
     server.child.once('message', (reply) => resolve(reply as { cpuMicros: number; requests: number }));
-    server.child.send(message);
+    server.child.send('stop');
   });
 }
 
@@ -85,14 +86,14 @@ export async function runLoad(
     out += chunk.toString();
   });
   await new Promise((resolve) => child.on('exit', resolve));
-  const used = await ask(server, 'stop');
+  const used = await stopCounting(server);
   return sample(JSON.parse(out.trim().split('\n').pop() ?? '{}') as GeneratorResult, used);
 }
 
 async function wrkLoad(server: BenchServer, seconds: number, connections: number): Promise<LoadSample> {
   // The server's CPU is counted from once the deliveries are signed, when wrk starts.
   const result = await runFreshWrk(server.port, seconds, connections, () => server.child.send('start'));
-  return sample(result, await ask(server, 'stop'));
+  return sample(result, await stopCounting(server));
 }
 
 /** What either load generator reports of a round (load.ts prints the same fields as wrk.ts reads). */

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BenchServer, startBenchServer, stopBenchServer } from '../lib/bench-process';
+import { type BenchServer, startBenchServer, stopBenchServer, stopCounting } from '../lib/bench-process';
 import { signedPool } from '../lib/payloads';
 import { pinningNote } from '../lib/pinning';
 import { formatMeasuredRatio, formatNumber, markdownTable, median } from '../lib/stats';
@@ -61,10 +61,7 @@ function luaScript(dir: string): string {
 async function round(server: BenchServer, script: string): Promise<{ rps: number; cpuPerRequest: number; coreShare: number }> {
   server.child.send('start');
   const result = await runWrk({ url: `http://127.0.0.1:${server.port}/webhooks`, script, seconds: SECONDS, connections: CONNECTIONS });
-  const used = await new Promise<{ cpuMicros: number; requests: number }>((resolve) => {
-    server.child.once('message', (reply) => resolve(reply as { cpuMicros: number; requests: number }));
-    server.child.send('stop');
-  });
+  const used = await stopCounting(server);
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`wrk saw non-2xx answers or socket errors:\n${result.output}`);
   return {
     rps: result.requestsPerSecond,

@@ -53,6 +53,7 @@ async function main(): Promise<void> {
       throughputSection(throughput, {
         ...throughputOptions,
         generatorVersion: throughputOptions.generator === 'wrk' ? (wrk as string) : `autocannon ${packageVersion('autocannon')}`,
+        wrkInstalled: wrk !== undefined,
         measuredOn: source ? 'the sources (src/ through tsx)' : 'the built packages (dist/)',
       }),
       '',

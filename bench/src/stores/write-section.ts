@@ -3,7 +3,6 @@ import { availableParallelism } from 'node:os';
 import { pinningNote } from '../lib/pinning';
 import { formatMeasuredWithCeiling, formatNumber, formatRatio, markdownTable, median, medianRoundRatio, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
-import { wrkVersion } from '../lib/wrk';
 import type { BytesSample } from './bytes-per-record';
 import { type StoreKind, serverOf, storeLabel } from './open-store';
 import type { ThroughputOptions, ThroughputSample } from './throughput';
@@ -84,16 +83,16 @@ function cpuBudgetTable(samples: Map<StoreKind, ThroughputSample[]>): string {
   );
 }
 
-function generatorSentence(options: ThroughputOptions & { generatorVersion: string }): string {
+function generatorSentence(options: ThroughputOptions & { generatorVersion: string; wrkInstalled: boolean }): string {
   const fresh = `${options.connections} connections and sends 1 KB deliveries, each with a fresh deliveryId and signature, so every request is a real claim and completion in the store.`;
   return options.generator === 'wrk'
     ? `The load generator is wrk (${options.generatorVersion}), 1 thread, in another process, with ${fresh} The deliveries are signed before each round, so the generator only sends: autocannon, which signs each request in Node, cost about as much CPU per request as the receiver, on the core the database servers share with it, and held the stores that use one below what the machine can do. A generator that waits idle for each answer costs the server something too: it must be woken by the answer, in the server's system time. The memory store's receiver, which does the least else, pays that most: on a 2-core virtual machine its CPU per request was about 1.4× under wrk what it was under autocannon (its system time about doubled), while MySQL's stayed the same, so part of each store's ratio to the memory store is that (\`HOOKLINE_BENCH_STORES_GENERATOR=autocannon\` measures with autocannon).`
-    : `The load generator is ${options.generatorVersion} in another process (${wrkVersion() === undefined ? 'wrk is not installed here: `apt-get install wrk`' : 'chosen with HOOKLINE_BENCH_STORES_GENERATOR=autocannon'}), with ${fresh} It signs each request itself, at a CPU cost per request close to the receiver's.`;
+    : `The load generator is ${options.generatorVersion} in another process (${options.wrkInstalled ? 'chosen with HOOKLINE_BENCH_STORES_GENERATOR=autocannon' : 'wrk is not installed here: `apt-get install wrk`'}), with ${fresh} It signs each request itself, at a CPU cost per request close to the receiver's.`;
 }
 
 export function throughputSection(
   samples: Map<StoreKind, ThroughputSample[]>,
-  options: ThroughputOptions & { generatorVersion: string; measuredOn: string },
+  options: ThroughputOptions & { generatorVersion: string; wrkInstalled: boolean; measuredOn: string },
 ): string {
   const rows = [...samples].map(([kind, list]) => [
     storeLabel(kind),
