@@ -18,9 +18,10 @@ export interface MysqlStoreOptions extends TableLocation {
    */
   keepMs?: number;
   /**
-   * Server-side prepared statements (`execute`, parsed once per connection) for the one-row
-   * statements; `false` sends them as text (`query`), for proxies that cannot keep prepared
-   * statements. Batch statements always go as text (their text depends on the batch's size).
+   * Server-side prepared statements (`execute`, parsed once per connection); `false` sends every
+   * statement as text (`query`), for proxies that cannot keep prepared statements. A batch is padded
+   * to one of a few sizes (powers of two up to `maxBatchSize`) so that a connection prepares a handful
+   * of batch statements, not one per size.
    * @default true
    */
   preparedStatements?: boolean;
@@ -87,6 +88,24 @@ function bytes(what: 'key' | 'token', value: string, max: number): Buffer {
   return encoded;
 }
 
+/**
+ * The size a batch of `n` (2 or more) is sent as: the next power of two, or `max`. A prepared
+ * statement's text is fixed, so each size is one statement on each connection: padded, a connection
+ * holds at most about 3 × log2(max) of them, where one per size would reach the server's
+ * max_prepared_stmt_count (16,382 by default, shared by every connection) with a few processes.
+ */
+export function paddedSize(n: number, max: number): number {
+  let size = 2;
+  while (size < n) size *= 2;
+  return Math.min(size, max);
+}
+
+/** `items` and then copies of its last item, `size` in all. */
+function padded<T>(items: T[], size: number): T[] {
+  const last = items[items.length - 1] as T;
+  return items.length >= size ? items : [...items, ...Array.from({ length: size - items.length }, () => last)];
+}
+
 // MySQL error numbers: a deadlock rolled the statement back (safe to send again); the data itself
 // was refused (too long, out of range, wrong value).
 const ER_LOCK_DEADLOCK = 1213;
@@ -130,18 +149,18 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
   const completeMany = bySize(sql.completeMany);
   const completedBy = bySize(sql.completedBy);
   const maxBatch = count('maxBatchSize', options.maxBatchSize ?? 100);
+  const claimBatch = Math.min(maxBatch, MAX_CLAIM_BATCH);
   const concurrency = count('batchConcurrency', options.batchConcurrency ?? 4);
 
-  /**
-   * Sends one statement. A batch statement's text depends on its size (up to ~250 texts), so batches
-   * always go as text: prepared, each connection of each process would keep one server-side statement
-   * per size, and a few processes would reach the server's max_prepared_stmt_count (16,382 by default).
-   */
-  async function run(text: string, values: MysqlValue[], batch = false): Promise<{ affectedRows: number; insertId: number; info: string }> {
+  /** Sends one statement, prepared unless `preparedStatements` is false. */
+  const send = (text: string, values: MysqlValue[]) =>
+    prepared ? pool.execute({ sql: text, timeout }, values) : pool.query({ sql: text, timeout }, values);
+
+  /** Sends one statement that changes rows; resolves the OK packet's counts. */
+  async function run(text: string, values: MysqlValue[]): Promise<{ affectedRows: number; insertId: number; info: string }> {
     for (let tries = 1; ; tries++) {
       try {
-        const [result] =
-          prepared && !batch ? await pool.execute({ sql: text, timeout }, values) : await pool.query({ sql: text, timeout }, values);
+        const [result] = await send(text, values);
         const header = result as { affectedRows?: unknown; insertId?: unknown; info?: unknown };
         return {
           affectedRows: Number(header.affectedRows ?? 0),
@@ -184,20 +203,24 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     // In index order, as InnoDB would lock them anyway: two batches never wait on each other in a cycle.
     const rows = [...items].sort((a, b) => Buffer.compare(a.key, b.key));
     const lease = rows[0]!.lease;
-    const { insertId, info } = await run(
-      claimMany(rows.length),
-      rows.flatMap((row) => [row.key, row.token, lease, lease + keep]),
-      true,
-    );
-    const inserted = rows.map((_, i) => Math.floor(insertId / 2 ** (rows.length - 1 - i)) % 2 === 1);
+    // Padded with copies of the last row, which meet the row it inserted (or found) and change nothing:
+    // each answers a 0 bit and counts as a duplicate.
+    const size = paddedSize(rows.length, claimBatch);
+    const pads = size - rows.length;
+    const values = rows.flatMap((row) => [row.key, row.token, lease, lease + keep]);
+    for (let i = 0; i < pads; i++) values.push(...values.slice(-4));
+    const { insertId, info } = await run(claimMany(size), values);
+    const bits = Math.floor(insertId / 2 ** pads);
+    const inserted = rows.map((_, i) => Math.floor(bits / 2 ** (rows.length - 1 - i)) % 2 === 1);
     // The server also counts the rows that were there already ("Duplicates: N"): a server that wrote
     // the rows in another order than the bits assume would be found out here, and fail closed.
     const duplicates = /Duplicates: (\d+)/.exec(info)?.[1];
     if (
       !Number.isSafeInteger(insertId) ||
       insertId < 0 ||
-      insertId >= 2 ** rows.length ||
-      (duplicates !== undefined && Number(duplicates) !== inserted.filter((bit) => !bit).length)
+      insertId >= 2 ** size ||
+      insertId % 2 ** pads !== 0 ||
+      (duplicates !== undefined && Number(duplicates) !== pads + inserted.filter((bit) => !bit).length)
     ) {
       throw new Error(`mysqlStore: a batch of ${rows.length} claims answered an outcome it cannot have (${insertId}, ${info})`);
     }
@@ -213,7 +236,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
           run: claims,
           keyOf: (item: Claim) => item.key.toString('latin1'),
           groupOf: (item: Claim) => item.lease,
-          maxSize: Math.min(maxBatch, MAX_CLAIM_BATCH),
+          maxSize: claimBatch,
           concurrency,
         });
   async function claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
@@ -238,13 +261,13 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     const marker = randomBytes(8);
     const retention = items[0]!.retention;
     const keys = items.map((item) => item.key);
-    const { affectedRows } = await run(
-      completeMany(items.length),
-      [marker, retention, retention, ...keys, ...items.flatMap((item) => [item.key, item.token])],
-      true,
-    );
+    // Padded with the last key and pair again: an IN list's repeats select no row twice.
+    const size = paddedSize(items.length, maxBatch);
+    const paddedKeys = padded(keys, size);
+    const pairs = padded(items, size).flatMap((item) => [item.key, item.token]);
+    const { affectedRows } = await run(completeMany(size), [marker, retention, retention, ...paddedKeys, ...pairs]);
     if (affectedRows === items.length) return items.map(() => true);
-    const [rows] = await pool.query({ sql: completedBy(items.length), timeout }, [...keys, marker]); // a batch: as text (see run)
+    const [rows] = await send(completedBy(size), [...paddedKeys, marker]);
     const done = new Set((rows as { k: Buffer }[]).map((row) => Buffer.from(row.k).toString('hex')));
     return keys.map((key) => done.has(key.toString('hex')));
   }
