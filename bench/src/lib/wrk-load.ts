@@ -17,10 +17,12 @@ import { luaString, runWrk, type WrkResult } from './wrk';
  */
 const DELIVERIES_PER_SECOND = 80_000;
 
-function writeScript(dir: string, count: number): string {
+function writeScript(dir: string, count: number, port: number): string {
   const { before, after } = deliveryTemplate('message.inbound', 1024);
   const salt = randomBytes(4).toString('hex'); // no two rounds send the same id
   const lines: string[] = [];
+  // Every id has the same length, so every body the same number of bytes.
+  const bodyBytes = Buffer.byteLength(before + benchDeliveryId(0, salt) + after);
   for (let i = 0; i < count; i++) {
     const deliveryId = benchDeliveryId(i, salt);
     lines.push(
@@ -45,15 +47,14 @@ init = function()
   end
   total = count
 end
-wrk.method = "POST"
-wrk.headers["content-type"] = "application/json"
-wrk.headers["x-service-event"] = "message.inbound"
+-- The request written out, not built by wrk.format (a headers table walked and a table of lines
+-- joined for every request): one concatenation, so wrk spends less of the CPU the servers share.
+local head = ${luaString(`POST /webhooks HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\nx-service-event: message.inbound\r\ncontent-length: ${bodyBytes}\r\nx-service-delivery-id: `)}
 request = function()
   sent = sent + 1
   local i = (sent - 1) % count + 1
-  wrk.headers["x-service-delivery-id"] = ids[i]
-  wrk.headers["x-service-signature"] = signatures[i]
-  return wrk.format(nil, nil, nil, before .. ids[i] .. after)
+  local id = ids[i]
+  return head .. id .. "\\r\\nx-service-signature: " .. signatures[i] .. "\\r\\n\\r\\n" .. before .. id .. after
 end
 setup = function(thread)
   table.insert(threads, thread)
@@ -75,7 +76,7 @@ end
 export async function runFreshWrk(port: number, seconds: number, connections: number, beforeRun: () => void): Promise<WrkResult> {
   const dir = mkdtempSync(join(tmpdir(), 'hookline-wrk-'));
   try {
-    const script = writeScript(dir, Math.ceil(seconds * DELIVERIES_PER_SECOND));
+    const script = writeScript(dir, Math.ceil(seconds * DELIVERIES_PER_SECOND), port);
     beforeRun();
     const result = await runWrk({ url: `http://127.0.0.1:${port}/webhooks`, script, seconds, connections });
     const [, fresh, built] = /fresh deliveries: (\d+), requests built: (\d+)/.exec(result.output) ?? [];
