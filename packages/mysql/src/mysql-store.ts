@@ -94,7 +94,7 @@ function bytes(what: 'key' | 'token', value: string, max: number): Buffer {
  * holds at most about 3 × log2(max) of them, where one per size would reach the server's
  * max_prepared_stmt_count (16,382 by default, shared by every connection) with a few processes.
  */
-export function paddedSize(n: number, max: number): number {
+function paddedSize(n: number, max: number): number {
   let size = 2;
   while (size < n) size *= 2;
   return Math.min(size, max);

@@ -66,13 +66,15 @@ ON DUPLICATE KEY UPDATE attempt = IF(LAST_INSERT_ID(LAST_INSERT_ID() - 1) >= 0, 
     /** key, token, lease, lease + keep, token, lease + keep, lease → insertId: the outcome. */
     claim,
     /**
-     * `n` claims of distinct keys with one lease: key, token, lease, lease + keep for each → insertId:
-     * bit `n - 1 - i` set when row `i` was inserted (acquired, attempt 1); the others are untouched.
+     * `n` claims with one lease, of distinct keys in key order (a copy of the last row may follow, as
+     * padding): key, token, lease, lease + keep for each → insertId: bit `n - 1 - i` set when row `i`
+     * was inserted (acquired, attempt 1); the others, and every copy, are untouched.
      */
     claimMany,
     /**
-     * Completions that queued up, one statement and one commit for all (`n` distinct keys, one
-     * retention): marker, retention, retention, n keys, n key/token pairs. Each completed row keeps
+     * Completions that queued up, one statement and one commit for all (`n` keys, one retention; a
+     * key repeated, as padding, matches its row once): marker, retention, retention, n keys, n
+     * key/token pairs. Each completed row keeps
      * the batch's marker as its token, so when fewer rows changed than were asked for, a read of
      * `completedBy` says which.
      */
