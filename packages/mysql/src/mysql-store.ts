@@ -19,9 +19,9 @@ export interface MysqlStoreOptions extends TableLocation {
   keepMs?: number;
   /**
    * Server-side prepared statements (`execute`, parsed once per connection); `false` sends every
-   * statement as text (`query`), for proxies that cannot keep prepared statements. A batch is padded
-   * to one of a few sizes (powers of two up to `maxBatchSize`) so that a connection prepares a handful
-   * of batch statements, not one per size.
+   * statement as text (`query`), for proxies that cannot keep prepared statements. A prepared batch
+   * is padded to one of a few sizes (powers of two up to `maxBatchSize`) so that a connection
+   * prepares a handful of batch statements, not one per size.
    * @default true
    */
   preparedStatements?: boolean;
@@ -89,7 +89,7 @@ function bytes(what: 'key' | 'token', value: string, max: number): Buffer {
 }
 
 /**
- * The size a batch of `n` (2 or more) is sent as: the next power of two, or `max`. A prepared
+ * The size a prepared batch of `n` (2 or more) is sent as: the next power of two, or `max`. A prepared
  * statement's text is fixed, so each size is one statement on each connection: padded, a connection
  * holds at most about 3 × log2(max) of them, where one per size would reach the server's
  * max_prepared_stmt_count (16,382 by default, shared by every connection) with a few processes.
@@ -152,6 +152,9 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
   const claimBatch = Math.min(maxBatch, MAX_CLAIM_BATCH);
   const concurrency = count('batchConcurrency', options.batchConcurrency ?? 4);
 
+  // Padding only saves prepared statements: as text, a batch goes at its own size.
+  const batchSize = (n: number, max: number): number => (prepared ? paddedSize(n, max) : n);
+
   /** Sends one statement, prepared unless `preparedStatements` is false. */
   const send = (text: string, values: MysqlValue[]) =>
     prepared ? pool.execute({ sql: text, timeout }, values) : pool.query({ sql: text, timeout }, values);
@@ -205,7 +208,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     const lease = rows[0]!.lease;
     // Padded with copies of the last row, which meet the row it inserted (or found) and change nothing:
     // each answers a 0 bit and counts as a duplicate.
-    const size = paddedSize(rows.length, claimBatch);
+    const size = batchSize(rows.length, claimBatch);
     const pads = size - rows.length;
     const values = rows.flatMap((row) => [row.key, row.token, lease, lease + keep]);
     for (let i = 0; i < pads; i++) values.push(...values.slice(-4));
@@ -262,7 +265,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     const retention = items[0]!.retention;
     const keys = items.map((item) => item.key);
     // Padded with the last key and pair again: an IN list's repeats select no row twice.
-    const size = paddedSize(items.length, maxBatch);
+    const size = batchSize(items.length, maxBatch);
     const paddedKeys = padded(keys, size);
     const pairs = padded(items, size).flatMap((item) => [item.key, item.token]);
     const { affectedRows } = await run(completeMany(size), [marker, retention, retention, ...paddedKeys, ...pairs]);
