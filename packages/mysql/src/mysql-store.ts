@@ -89,9 +89,9 @@ function bytes(what: 'key' | 'token', value: string, max: number): Buffer {
 }
 
 /**
- * The size a prepared batch of `n` (2 or more) is sent as: the next power of two, or `max`. A prepared
- * statement's text is fixed, so each size is one statement on each connection: padded, a connection
- * holds at most about 3 × log2(max) of them, where one per size would reach the server's
+ * The size a prepared batch of `n` (2 or more) is sent as: the next power of two, or `max`. A
+ * prepared statement's text is fixed, so each size is one statement on each connection: padded, a
+ * connection holds at most about 3 × log2(max) of them, where one per size would reach the server's
  * max_prepared_stmt_count (16,382 by default, shared by every connection) with a few processes.
  */
 function paddedSize(n: number, max: number): number {
