@@ -17,7 +17,7 @@ import { luaString, runWrk, type WrkResult } from './wrk';
  */
 const DELIVERIES_PER_SECOND = 80_000;
 
-function writeScript(dir: string, count: number, port: number): string {
+function writeScript(dir: string, count: number, url: URL): string {
   const { before, after } = deliveryTemplate('message.inbound', 1024);
   const salt = randomBytes(4).toString('hex'); // no two rounds send the same id
   const lines: string[] = [];
@@ -49,7 +49,7 @@ init = function()
 end
 -- The request written out, not built by wrk.format (a headers table walked and a table of lines
 -- joined for every request): one concatenation, so wrk spends less of the CPU the servers share.
-local head = ${luaString(`POST /webhooks HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\nx-service-event: message.inbound\r\ncontent-length: ${bodyBytes}\r\nx-service-delivery-id: `)}
+local head = ${luaString(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\ncontent-type: application/json\r\nx-service-event: message.inbound\r\ncontent-length: ${bodyBytes}\r\nx-service-delivery-id: `)}
 request = function()
   sent = sent + 1
   local i = (sent - 1) % count + 1
@@ -76,9 +76,10 @@ end
 export async function runFreshWrk(port: number, seconds: number, connections: number, beforeRun: () => void): Promise<WrkResult> {
   const dir = mkdtempSync(join(tmpdir(), 'hookline-wrk-'));
   try {
-    const script = writeScript(dir, Math.ceil(seconds * DELIVERIES_PER_SECOND), port);
+    const url = new URL(`http://127.0.0.1:${port}/webhooks`);
+    const script = writeScript(dir, Math.ceil(seconds * DELIVERIES_PER_SECOND), url);
     beforeRun();
-    const result = await runWrk({ url: `http://127.0.0.1:${port}/webhooks`, script, seconds, connections });
+    const result = await runWrk({ url: url.href, script, seconds, connections });
     const [, fresh, built] = /fresh deliveries: (\d+), requests built: (\d+)/.exec(result.output) ?? [];
     if (fresh === undefined || Number(built) > Number(fresh)) {
       throw new Error(`wrk sent more requests than there were fresh deliveries (${built} of ${fresh}): raise DELIVERIES_PER_SECOND`);

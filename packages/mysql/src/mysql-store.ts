@@ -210,8 +210,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     // each answers a 0 bit and counts as a duplicate.
     const size = batchSize(rows.length, claimBatch);
     const pads = size - rows.length;
-    const values = rows.flatMap((row) => [row.key, row.token, lease, lease + keep]);
-    for (let i = 0; i < pads; i++) values.push(...values.slice(-4));
+    const values = padded(rows, size).flatMap((row) => [row.key, row.token, lease, lease + keep]);
     const { insertId, info } = await run(claimMany(size), values);
     const bits = Math.floor(insertId / 2 ** pads);
     const inserted = rows.map((_, i) => Math.floor(bits / 2 ** (rows.length - 1 - i)) % 2 === 1);
