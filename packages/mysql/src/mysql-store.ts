@@ -264,12 +264,12 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     const retention = items[0]!.retention;
     const keys = items.map((item) => item.key);
     // Padded with the last key and pair again: an IN list's repeats select no row twice.
-    const size = batchSize(items.length, maxBatch);
-    const paddedKeys = padded(keys, size);
-    const pairs = padded(items, size).flatMap((item) => [item.key, item.token]);
-    const { affectedRows } = await run(completeMany(size), [marker, retention, retention, ...paddedKeys, ...pairs]);
+    const sent = padded(items, batchSize(items.length, maxBatch));
+    const paddedKeys = sent.map((item) => item.key);
+    const pairs = sent.flatMap((item) => [item.key, item.token]);
+    const { affectedRows } = await run(completeMany(sent.length), [marker, retention, retention, ...paddedKeys, ...pairs]);
     if (affectedRows === items.length) return items.map(() => true);
-    const [rows] = await send(completedBy(size), [...paddedKeys, marker]);
+    const [rows] = await send(completedBy(sent.length), [...paddedKeys, marker]);
     const done = new Set((rows as { k: Buffer }[]).map((row) => Buffer.from(row.k).toString('hex')));
     return keys.map((key) => done.has(key.toString('hex')));
   }

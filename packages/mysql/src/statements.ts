@@ -74,9 +74,8 @@ ON DUPLICATE KEY UPDATE attempt = IF(LAST_INSERT_ID(LAST_INSERT_ID() - 1) >= 0, 
     /**
      * Completions that queued up, one statement and one commit for all (`n` keys, one retention; a
      * key repeated, as padding, matches its row once): marker, retention, retention, n keys, n
-     * key/token pairs. Each completed row keeps
-     * the batch's marker as its token, so when fewer rows changed than were asked for, a read of
-     * `completedBy` says which.
+     * key/token pairs. Each completed row keeps the batch's marker as its token, so when fewer rows
+     * changed than were asked for, a read of `completedBy` says which.
      */
     completeMany: (n: number) =>
       `UPDATE ${table} SET state = 'c', token = ?, expires_at = ${after()}, purge_at = GREATEST(purge_at, ${after()})
