@@ -61,6 +61,16 @@ export interface Attempt {
   trace: DeliveryTrace | undefined;
 }
 
+/**
+ * The store key, built as one flat string. `prefix + id` would make V8 build a cons string (a node
+ * pointing at both halves) that every store lookup walks to hash and the memory store must flatten
+ * before it keeps it; `join` copies both into one string at once. About 2% of an in-process receive
+ * (bench/src/in-process, interleaved against `+` in one run).
+ */
+function storeKey(prefix: string, deliveryId: string): string {
+  return [prefix, deliveryId].join('');
+}
+
 const NOTHING_MATCHED: Matched = { handlers: [], guarded: undefined };
 
 export function newAttempt(fields: {
@@ -82,7 +92,7 @@ export function newAttempt(fields: {
     receivedAt: fields.receivedAt,
     secretIndex: fields.secretIndex,
     headers: fields.headers,
-    key: fields.keyPrefix + fields.delivery.deliveryId,
+    key: storeKey(fields.keyPrefix, fields.delivery.deliveryId),
     keyPrefix: fields.keyPrefix,
     token: '',
     claims: 0,

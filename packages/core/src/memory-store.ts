@@ -52,10 +52,11 @@ const FIRST_CLAIM: ClaimResult = Object.freeze({ state: 'acquired', attempt: 1 }
 const MAX_SECONDS = 2 ** 30;
 
 /**
- * Flattens a key before it is retained. The receiver's key is `namespace + deliveryId`, which V8 keeps
- * as a cons string (a 32-byte node pointing at both halves): a million retained completions then cost
- * 109 bytes each instead of 86 (bench/src/stores/memory-bytes.ts). Converting a string to a number makes
- * V8 flatten it in place, and the garbage collector then drops the node; ~40 ns, where a copy through
+ * Flattens a key before it is retained. A key built with `+` or a template (a per-handler completion,
+ * any caller's own) is kept by V8 as a cons string (a 32-byte node pointing at both halves): a million
+ * retained completions then cost 109 bytes each instead of 86 (bench/src/stores/memory-bytes.ts). The
+ * receiver's delivery keys arrive flat already (attempt.ts). Converting a string to a number makes V8
+ * flatten it in place, and the garbage collector then drops the node; ~40 ns, where a copy through
  * TextEncoder/TextDecoder cost ~600 ns on the hot path. Other engines just see a NaN. The sink keeps
  * optimisers from removing the conversion: V8 must write it, and `size` reads it (as `& 0`), so the
  * bundler's tree-shaking keeps the write too (it dropped an unread one, and the built store then
