@@ -38,7 +38,7 @@ function verifyAndParse(input: unknown, who: string): unknown {
 }
 
 /** The floor: node:crypto HMAC, timingSafeEqual, JSON.parse, nothing else. */
-const floor: Contender = {
+export const floor: Contender = {
   name: 'floor (node:crypto + JSON.parse)',
   does: 'HMAC, timingSafeEqual, JSON.parse',
   prepare: bytesAndHex,
@@ -104,14 +104,21 @@ const hooklineVerify: Contender = {
   },
 };
 
-function hooklineReceive(): Contender {
-  const store = memoryStore();
+/** The two functions of @hookline/core the full receive uses: the workspace build's, or another build's (compare-builds.ts). */
+export interface CoreBuild {
+  createReceiver: typeof createReceiver;
+  memoryStore: typeof memoryStore;
+}
+
+/** hookline's full receive through `build` (by default the workspace's own @hookline/core). */
+export function hooklineReceive(build: CoreBuild = { createReceiver, memoryStore }, name = 'hookline receiver.handle'): Contender {
+  const store = build.memoryStore();
   let handled = 0;
-  const receiver = createReceiver({ secret: BENCH_SECRET, store }).on('*', () => {
+  const receiver = build.createReceiver({ secret: BENCH_SECRET, store }).on('*', () => {
     handled++;
   });
   return {
-    name: 'hookline receiver.handle',
+    name,
     does: 'verify, parse, envelope, claim, 1 handler, complete',
     prepare: (pool) =>
       pool.map((b) => ({

@@ -9,27 +9,10 @@ import { PAYLOAD_SIZES, signedPool } from '../lib/payloads';
 import { formatMeasuredRatio, formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 import { type Contender, contenders } from './competitors';
+import { slot } from './slot';
 
 const ROUNDS = Number(process.env.HOOKLINE_BENCH_ROUNDS ?? 12);
 const SLOT_MS = Number(process.env.HOOKLINE_BENCH_SLOT_MS ?? 120);
-
-/** Runs passes over `inputs` until `SLOT_MS` has passed; returns nanoseconds per delivery. */
-async function slot(contender: Contender, inputs: readonly unknown[]): Promise<number> {
-  let calls = 0;
-  let elapsed = 0n;
-  const budget = BigInt(SLOT_MS) * 1_000_000n;
-  while (elapsed < budget) {
-    contender.reset?.();
-    const start = process.hrtime.bigint();
-    for (const input of inputs) {
-      const result = contender.run(input);
-      if (result !== undefined) await result;
-    }
-    elapsed += process.hrtime.bigint() - start;
-    calls += inputs.length;
-  }
-  return Number(elapsed) / calls;
-}
 
 async function main(): Promise<void> {
   const all = contenders();
@@ -45,7 +28,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < all.length; i++) {
         const index = (i + Math.max(0, round)) % all.length;
         const contender = all[index] as Contender;
-        const nsPerCall = await slot(contender, prepared[index] as unknown[]);
+        const nsPerCall = await slot(contender, prepared[index] as unknown[], SLOT_MS);
         if (round >= 0) samples.get(contender)?.push(nsPerCall); // round -1 warms up
       }
     }
