@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PAYLOAD_SIZES, signedPool } from '../lib/payloads';
 import { formatNumber, markdownTable, median, medianRoundRatio, spreadPercent } from '../lib/stats';
 import { type Contender, type CoreBuild, floor, hooklineReceive } from './competitors';
-import { slot } from './slot';
+import { interleavedRounds } from './rounds';
 
 const ROUNDS = Number(process.env.HOOKLINE_COMPARE_ROUNDS ?? 16);
 const SLOT_MS = Number(process.env.HOOKLINE_BENCH_SLOT_MS ?? 120);
@@ -50,16 +50,7 @@ async function main(): Promise<void> {
   }
   const size = PAYLOAD_SIZES.find((s) => s.name === '1 KB') as (typeof PAYLOAD_SIZES)[number];
   const all: Contender[] = [floor, hooklineReceive(undefined, 'A: packages/core/dist'), hooklineReceive(other, `B: ${otherDir}`)];
-  const samples = all.map((): number[] => []);
-  for (let round = -1; round < ROUNDS; round++) {
-    const pool = signedPool(size.event, size.bytes, 2048);
-    const prepared = all.map((c) => c.prepare(pool));
-    for (let i = 0; i < all.length; i++) {
-      const index = (i + Math.max(0, round)) % all.length;
-      const nsPerCall = await slot(all[index] as Contender, prepared[index] as unknown[], SLOT_MS);
-      if (round >= 0) samples[index]?.push(nsPerCall); // round -1 warms up
-    }
-  }
+  const samples = await interleavedRounds(all, () => signedPool(size.event, size.bytes, 2048), ROUNDS, SLOT_MS);
   const [floorNs, a, b] = samples as [number[], number[], number[]];
   const rows = all.map((contender, i) => {
     const values = samples[i] as number[];

@@ -8,8 +8,8 @@
 import { PAYLOAD_SIZES, signedPool } from '../lib/payloads';
 import { formatMeasuredRatio, formatNumber, formatRatio, markdownTable, median, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
-import { type Contender, contenders } from './competitors';
-import { slot } from './slot';
+import { contenders } from './competitors';
+import { interleavedRounds } from './rounds';
 
 const ROUNDS = Number(process.env.HOOKLINE_BENCH_ROUNDS ?? 12);
 const SLOT_MS = Number(process.env.HOOKLINE_BENCH_SLOT_MS ?? 120);
@@ -20,22 +20,11 @@ async function main(): Promise<void> {
   const summary: Record<string, Record<string, number>> = {};
   for (const size of PAYLOAD_SIZES) {
     const poolSize = size.bytes > 4096 ? 512 : 2048;
-    const samples = new Map<Contender, number[]>(all.map((c) => [c, []]));
-    for (let round = -1; round < ROUNDS; round++) {
-      // Fresh bodies and timestamps each round (svix, standardwebhooks and stripe refuse stale ones).
-      const pool = signedPool(size.event, size.bytes, poolSize);
-      const prepared = all.map((c) => c.prepare(pool));
-      for (let i = 0; i < all.length; i++) {
-        const index = (i + Math.max(0, round)) % all.length;
-        const contender = all[index] as Contender;
-        const nsPerCall = await slot(contender, prepared[index] as unknown[], SLOT_MS);
-        if (round >= 0) samples.get(contender)?.push(nsPerCall); // round -1 warms up
-      }
-    }
-    const floorNs = median(samples.get(all[0] as Contender) ?? []);
+    const samples = await interleavedRounds(all, () => signedPool(size.event, size.bytes, poolSize), ROUNDS, SLOT_MS);
+    const floorNs = median(samples[0] ?? []);
     summary[size.name] = {};
-    for (const contender of all) {
-      const values = samples.get(contender) ?? [];
+    for (const [i, contender] of all.entries()) {
+      const values = samples[i] ?? [];
       const ns = median(values);
       (summary[size.name] as Record<string, number>)[contender.name] = ns / floorNs;
       rows.push([
