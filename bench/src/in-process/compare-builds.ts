@@ -15,7 +15,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PAYLOAD_SIZES, signedPool } from '../lib/payloads';
-import { formatNumber, markdownTable, median, medianRoundRatio, spreadPercent } from '../lib/stats';
+import { formatMeasuredRatio, formatNumber, markdownTable, median, medianRoundRatio, spreadPercent } from '../lib/stats';
 import { type Contender, type CoreBuild, floor, hooklineReceive } from './competitors';
 import { interleavedRounds } from './rounds';
 
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
       contender.name,
       formatNumber(median(values) / 1000, 2),
       `±${spreadPercent(values).toFixed(1)}%`,
-      `${medianRoundRatio(values, floorNs).toFixed(3)}×`,
+      formatMeasuredRatio(medianRoundRatio(values, floorNs)),
     ];
   });
   process.stdout.write(
