@@ -1,7 +1,7 @@
 /**
  * Instructions per request of the saturation servers (server.ts), counted by valgrind's callgrind:
- * `npx tsx src/saturation/instructions.ts [hand-written] [bridge] [handle]` from bench/ (all three by
- * default; needs `apt-get install valgrind`). Not a suite, so `pnpm bench` does not run it.
+ * `npx tsx src/saturation/instructions.ts [hand-written] [contract] [bridge] [handle]` from bench/ (all
+ * four by default; needs `apt-get install valgrind`). Not a suite, so `pnpm bench` does not run it.
  *
  * Why: a change worth 1–2% of a request cannot be seen in wrk rounds, which move by several percent
  * on a small virtual machine; an instruction count of the same code on the same requests comes back
@@ -36,7 +36,7 @@ const SAMPLES = Number(process.env.HOOKLINE_INSTRUCTIONS_SAMPLES ?? 5);
 const PER_SAMPLE = Number(process.env.HOOKLINE_INSTRUCTIONS_REQUESTS ?? 3000);
 const WARMUP = 9_000;
 const IN_FLIGHT = 8;
-const KINDS = ['hand-written', 'bridge', 'handle'] as const;
+const KINDS = ['hand-written', 'contract', 'bridge', 'handle'] as const;
 type Kind = (typeof KINDS)[number];
 const here = dirname(fileURLToPath(import.meta.url));
 

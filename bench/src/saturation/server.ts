@@ -1,7 +1,8 @@
 /**
- * One saturation-suite server: `tsx server.ts hand-written|bridge|handle`, each doing the same work on
+ * One saturation-suite server: `tsx server.ts hand-written|contract|bridge|handle`, each doing the same work on
  * node:http (verify the HMAC, parse, de-duplicate on the deliveryId, answer JSON):
  *   hand-written  a receiver written by hand: HMAC, timingSafeEqual, JSON.parse, a Map of seen ids;
+ *   contract      the same, plus the checks of the envelope, its age and the unsigned headers;
  *   bridge        hookline's node:http bridge (createNodeHandler) with the memory store;
  *   handle        receiver.handle behind a hand-written body reader and writer (the receiver alone).
  * The protocol (port on stdout, CPU on IPC) is bench-server.ts's.
@@ -44,6 +45,55 @@ function handWritten(): Listener {
   };
 }
 
+// The receiver's defaults: a body timestamp may be 72 h old (the retention) or 5 min ahead.
+const MAX_AGE_MS = 72 * 3_600_000;
+const MAX_FUTURE_SKEW_MS = 300_000;
+
+/**
+ * The hand-written receiver plus every check the service's contract asks of one and hookline makes:
+ * invalid UTF-8 refused, the envelope's four fields typed, the age window, and the two unsigned
+ * headers agreeing with the body. What hookline's extra time at saturation would be without them.
+ */
+function contract(): Listener {
+  const seen = new Map<string, true>();
+  const fatal = new TextDecoder('utf-8', { fatal: true });
+  const refuse = (res: ServerResponse, status: number, code: string) =>
+    send(res, status, `{"error":{"code":"${code}","message":"refused"}}`);
+  return (req, res) => {
+    if (req.method !== 'POST') return send(res, 405, '{"error":{"code":"METHOD_NOT_ALLOWED","message":"POST only"}}');
+    readBody(req, (body) => {
+      const { headers } = req;
+      const signature = headers['x-service-signature'];
+      const expected = typeof signature === 'string' ? Buffer.from(signature, 'hex') : Buffer.alloc(0);
+      const digest = createHmac('sha256', BENCH_SECRET).update(body).digest();
+      if (expected.length !== 32 || !timingSafeEqual(digest, expected)) return refuse(res, 401, 'INVALID_SIGNATURE');
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(fatal.decode(body)) as Record<string, unknown>;
+      } catch {
+        return refuse(res, 400, 'VALIDATION_ERROR');
+      }
+      const { event, deliveryId, timestamp, data } = parsed;
+      if (
+        typeof event !== 'string' ||
+        typeof deliveryId !== 'string' ||
+        !deliveryId.startsWith('wdl_') ||
+        typeof timestamp !== 'string' ||
+        typeof data !== 'object' ||
+        data === null
+      )
+        return refuse(res, 400, 'VALIDATION_ERROR');
+      if (headers['x-service-event'] !== event || headers['x-service-delivery-id'] !== deliveryId)
+        return refuse(res, 400, 'VALIDATION_ERROR');
+      const age = Date.now() - Date.parse(timestamp);
+      if (!(age < MAX_AGE_MS && age > -MAX_FUTURE_SKEW_MS)) return refuse(res, 400, 'TIMESTAMP_OUT_OF_RANGE');
+      if (seen.has(deliveryId)) return send(res, 200, '{"ok":true,"duplicate":true}');
+      seen.set(deliveryId, true);
+      send(res, 200, '{"ok":true}');
+    });
+  };
+}
+
 function receiverWith(kind: 'bridge' | 'handle'): Listener {
   const receiver = createReceiver({ secret: BENCH_SECRET, store: memoryStore() }).on('*', () => {});
   if (kind === 'bridge') return createNodeHandler(receiver, { path: '/webhooks' }) as Listener;
@@ -55,8 +105,9 @@ function receiverWith(kind: 'bridge' | 'handle'): Listener {
 }
 
 const kind = process.argv[2];
-if (kind !== 'hand-written' && kind !== 'bridge' && kind !== 'handle') throw new Error(`server.ts: unknown kind ${kind}`);
-const listener = kind === 'hand-written' ? handWritten() : receiverWith(kind);
+if (kind !== 'hand-written' && kind !== 'contract' && kind !== 'bridge' && kind !== 'handle')
+  throw new Error(`server.ts: unknown kind ${kind}`);
+const listener = kind === 'hand-written' ? handWritten() : kind === 'contract' ? contract() : receiverWith(kind);
 const meter = benchMeter();
 const server = createServer((req, res) => {
   meter.count();
