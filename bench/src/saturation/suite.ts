@@ -6,10 +6,10 @@
  *
  * wrk repeats one signed 1 KB delivery on 50 connections, so after the first request every server
  * answers "duplicate": the work per request is verify, parse, look up, answer. The servers (server.ts)
- * are two hand-written node:http receivers (the issue's baseline, and one that also makes every check
- * the service's contract asks for), hookline's node:http bridge, and receiver.handle behind a
- * hand-written reader and writer. Interleaved rounds, the order rotating; the ratio is the median of
- * the per-round ratios to the hand-written receiver.
+ * are two hand-written node:http receivers (the bare one the target is set against, and one that
+ * also makes every check the service's contract asks for), hookline's node:http bridge, and
+ * receiver.handle behind a hand-written reader and writer. Interleaved rounds, the order rotating;
+ * the ratio is the median of the per-round ratios to the bare hand-written receiver.
  *
  * Every round starts each server afresh (and warms it up): two processes of the same server differ by
  * up to ±10% in what V8's optimiser makes of them, where rounds against one process agree within 2%,
