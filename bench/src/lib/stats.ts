@@ -16,10 +16,13 @@ export const median = (values: readonly number[]): number => quantile(values, 0.
 
 /**
  * Each round's figure over the baseline's figure in that same round (they ran back to back, so drift
- * on the machine cancels), then the median of those ratios. A round without a baseline is NaN.
+ * on the machine cancels). A round without a baseline is NaN.
  */
-export const medianRoundRatio = (rounds: readonly number[], baseline: readonly number[]): number =>
-  median(rounds.map((value, round) => value / (baseline[round] ?? Number.NaN)));
+export const roundRatios = (rounds: readonly number[], baseline: readonly number[]): number[] =>
+  rounds.map((value, round) => value / (baseline[round] ?? Number.NaN));
+
+/** The median of the rounds' ratios to the baseline (`roundRatios`). */
+export const medianRoundRatio = (rounds: readonly number[], baseline: readonly number[]): number => median(roundRatios(rounds, baseline));
 
 /** Spread as ±half the inter-quartile range, in percent of the median ("±3%"). */
 export function spreadPercent(values: readonly number[]): number {

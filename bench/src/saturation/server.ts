@@ -1,6 +1,6 @@
 /**
- * One saturation-suite server: `tsx server.ts hand-written|contract|bridge|handle`, each doing the same work on
- * node:http (verify the HMAC, parse, de-duplicate on the deliveryId, answer JSON):
+ * One saturation-suite server: `tsx server.ts hand-written|contract|bridge|handle`, each doing the
+ * same work on node:http (verify the HMAC, parse, de-duplicate on the deliveryId, answer JSON):
  *   hand-written  a receiver written by hand: HMAC, timingSafeEqual, JSON.parse, a Map of seen ids;
  *   contract      the same, plus the checks of the envelope, its age and the unsigned headers;
  *   bridge        hookline's node:http bridge (createNodeHandler) with the memory store;
@@ -27,22 +27,43 @@ function send(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
+function refuse(res: ServerResponse, status: number, code: string): void {
+  send(res, status, `{"error":{"code":"${code}","message":"refused"}}`);
+}
+
+/** A listener that answers 405 to anything but a POST and hands a POST's whole body to `onBody`. */
+function onPostBody(onBody: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void): Listener {
+  return (req, res) => {
+    if (req.method !== 'POST') return refuse(res, 405, 'METHOD_NOT_ALLOWED');
+    readBody(req, (body) => onBody(req, res, body));
+  };
+}
+
+/** Whether the signature header is the HMAC of `body`: node:crypto, compared in constant time. */
+function signatureMatches(req: IncomingMessage, body: Buffer): boolean {
+  const signature = req.headers['x-service-signature'];
+  const expected = typeof signature === 'string' ? Buffer.from(signature, 'hex') : Buffer.alloc(0);
+  const digest = createHmac('sha256', BENCH_SECRET).update(body).digest();
+  return expected.length === 32 && timingSafeEqual(digest, expected);
+}
+
+/** The de-duplication both hand-written receivers share: a Map of the ids seen. */
+function answerOnce(res: ServerResponse, seen: Map<string, true>, deliveryId: string): void {
+  if (seen.has(deliveryId)) {
+    send(res, 200, '{"ok":true,"duplicate":true}');
+    return;
+  }
+  seen.set(deliveryId, true);
+  send(res, 200, '{"ok":true}');
+}
+
 function handWritten(): Listener {
   const seen = new Map<string, true>();
-  return (req, res) => {
-    if (req.method !== 'POST') return send(res, 405, '{"error":{"code":"METHOD_NOT_ALLOWED","message":"POST only"}}');
-    readBody(req, (body) => {
-      const signature = req.headers['x-service-signature'];
-      const expected = typeof signature === 'string' ? Buffer.from(signature, 'hex') : Buffer.alloc(0);
-      const digest = createHmac('sha256', BENCH_SECRET).update(body).digest();
-      if (expected.length !== 32 || !timingSafeEqual(digest, expected))
-        return send(res, 401, '{"error":{"code":"INVALID_SIGNATURE","message":"bad signature"}}');
-      const { deliveryId } = JSON.parse(body.toString('utf8')) as { deliveryId: string };
-      if (seen.has(deliveryId)) return send(res, 200, '{"ok":true,"duplicate":true}');
-      seen.set(deliveryId, true);
-      send(res, 200, '{"ok":true}');
-    });
-  };
+  return onPostBody((req, res, body) => {
+    if (!signatureMatches(req, body)) return refuse(res, 401, 'INVALID_SIGNATURE');
+    const { deliveryId } = JSON.parse(body.toString('utf8')) as { deliveryId: string };
+    answerOnce(res, seen, deliveryId);
+  });
 }
 
 // The receiver's defaults: a body timestamp may be 72 h old (the retention) or 5 min ahead.
@@ -58,41 +79,30 @@ const MAX_FUTURE_SKEW_MS = 300_000;
 function contract(): Listener {
   const seen = new Map<string, true>();
   const fatal = new TextDecoder('utf-8', { fatal: true });
-  const refuse = (res: ServerResponse, status: number, code: string) =>
-    send(res, status, `{"error":{"code":"${code}","message":"refused"}}`);
-  return (req, res) => {
-    if (req.method !== 'POST') return send(res, 405, '{"error":{"code":"METHOD_NOT_ALLOWED","message":"POST only"}}');
-    readBody(req, (body) => {
-      const { headers } = req;
-      const signature = headers['x-service-signature'];
-      const expected = typeof signature === 'string' ? Buffer.from(signature, 'hex') : Buffer.alloc(0);
-      const digest = createHmac('sha256', BENCH_SECRET).update(body).digest();
-      if (expected.length !== 32 || !timingSafeEqual(digest, expected)) return refuse(res, 401, 'INVALID_SIGNATURE');
-      let parsed: Record<string, unknown>;
-      try {
-        parsed = JSON.parse(fatal.decode(body)) as Record<string, unknown>;
-      } catch {
-        return refuse(res, 400, 'VALIDATION_ERROR');
-      }
-      const { event, deliveryId, timestamp, data } = parsed;
-      if (
-        typeof event !== 'string' ||
-        typeof deliveryId !== 'string' ||
-        !deliveryId.startsWith('wdl_') ||
-        typeof timestamp !== 'string' ||
-        typeof data !== 'object' ||
-        data === null
-      )
-        return refuse(res, 400, 'VALIDATION_ERROR');
-      if (headers['x-service-event'] !== event || headers['x-service-delivery-id'] !== deliveryId)
-        return refuse(res, 400, 'VALIDATION_ERROR');
-      const age = Date.now() - Date.parse(timestamp);
-      if (!(age < MAX_AGE_MS && age > -MAX_FUTURE_SKEW_MS)) return refuse(res, 400, 'TIMESTAMP_OUT_OF_RANGE');
-      if (seen.has(deliveryId)) return send(res, 200, '{"ok":true,"duplicate":true}');
-      seen.set(deliveryId, true);
-      send(res, 200, '{"ok":true}');
-    });
-  };
+  return onPostBody((req, res, body) => {
+    if (!signatureMatches(req, body)) return refuse(res, 401, 'INVALID_SIGNATURE');
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(fatal.decode(body)) as Record<string, unknown>;
+    } catch {
+      return refuse(res, 400, 'VALIDATION_ERROR');
+    }
+    const { event, deliveryId, timestamp, data } = parsed;
+    if (
+      typeof event !== 'string' ||
+      typeof deliveryId !== 'string' ||
+      !deliveryId.startsWith('wdl_') ||
+      typeof timestamp !== 'string' ||
+      typeof data !== 'object' ||
+      data === null
+    )
+      return refuse(res, 400, 'VALIDATION_ERROR');
+    if (req.headers['x-service-event'] !== event || req.headers['x-service-delivery-id'] !== deliveryId)
+      return refuse(res, 400, 'VALIDATION_ERROR');
+    const age = Date.now() - Date.parse(timestamp);
+    if (!(age < MAX_AGE_MS && age > -MAX_FUTURE_SKEW_MS)) return refuse(res, 400, 'TIMESTAMP_OUT_OF_RANGE');
+    answerOnce(res, seen, deliveryId);
+  });
 }
 
 function receiverWith(kind: 'bridge' | 'handle'): Listener {

@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { type BenchServer, startBenchServer, stopBenchServer, stopCounting } from '../lib/bench-process';
 import { signedPool } from '../lib/payloads';
 import { pinningNote } from '../lib/pinning';
-import { formatMeasuredRatio, formatNumber, formatRatio, markdownTable, median, medianRoundRatio } from '../lib/stats';
+import { formatMeasuredRatio, formatNumber, formatRatio, markdownTable, median, medianRoundRatio, roundRatios } from '../lib/stats';
 import { luaString, runWrk, wrkVersion } from '../lib/wrk';
 
 const ROUNDS = Number(process.env.HOOKLINE_SATURATION_ROUNDS ?? 9);
@@ -65,12 +65,17 @@ function luaScript(dir: string): string {
   return path;
 }
 
-/** One wrk round: its req/s, and the server's CPU µs per request and share of its core. */
-async function load(
-  server: BenchServer,
-  script: string,
-  seconds: number,
-): Promise<{ rps: number; cpuPerRequest: number; coreShare: number }> {
+/** What one wrk run measured of one server. */
+interface Sample {
+  rps: number;
+  /** The server's CPU µs (user + system) per request. */
+  cpuPerRequest: number;
+  /** The server's CPU time over the run's wall time: near 1 when the server, not wrk, was the limit. */
+  coreShare: number;
+}
+
+/** Loads `server` with wrk for `seconds`. */
+async function load(server: BenchServer, script: string, seconds: number): Promise<Sample> {
   server.child.send('start');
   const result = await runWrk({ url: `http://127.0.0.1:${server.port}/webhooks`, script, seconds, connections: CONNECTIONS });
   const used = await stopCounting(server);
@@ -81,8 +86,6 @@ async function load(
     coreShare: used.cpuMicros / (seconds * 1e6),
   };
 }
-
-type Sample = Awaited<ReturnType<typeof load>>;
 
 /** One round of one server: a process of its own, warmed up, then measured, then stopped. */
 async function round(kind: Kind, script: string): Promise<Sample> {
@@ -113,7 +116,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   const rps = (kind: Kind) => (samples.get(kind) ?? []).map((v) => v.rps);
-  const ratios = (kind: Kind) => rps(kind).map((value, r) => value / (rps('hand-written')[r] ?? Number.NaN));
+  const ratios = (kind: Kind) => roundRatios(rps(kind), rps('hand-written'));
   const rows = KINDS.map((kind) => {
     const values = samples.get(kind) ?? [];
     const share = median(values.map((v) => v.coreShare));
