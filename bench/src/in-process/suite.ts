@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     .join(', ');
   const receive1k = summary['1 KB']?.['hookline receiver.handle'] ?? Number.NaN;
   const handWritten1k = summary['1 KB']?.['hand-written receiver with a Map'] ?? Number.NaN;
+  const paddedFloor1k = summary['1 KB']?.['floor, HMAC over padded keys'] ?? Number.NaN;
   const out = [
     '## In-process: verify and receive one delivery',
     '',
@@ -54,6 +55,8 @@ async function main(): Promise<void> {
     `**Target: hookline full receive ≤ 1.20× the floor at 1 KB → measured ${formatMeasuredRatio(receive1k)} (${receive1k <= 1.2 ? 'met' : 'MISSED'}).**`,
     '',
     `At 1 KB the hand-written receiver, which de-duplicates with nothing around it, is ${formatMeasuredRatio(handWritten1k)} the floor, and hookline's full receive ${formatMeasuredRatio(receive1k / handWritten1k)} that hand-written receiver: the first figure is what de-duplication and a handler cost any receiver, the second what hookline adds to them (lease tokens, the store contract and its time limits, hooks, the header checks, the handler context, the promise \`handle\` returns).`,
+    '',
+    `hookline computes the HMAC more cheaply than the floor and the hand-written receiver do: for bodies up to 16 KiB it hashes over the two padded keys with two one-shot \`crypto.hash\` calls instead of making a \`createHmac\` object per delivery. The floor computed that way is ${formatMeasuredRatio(paddedFloor1k)} the floor at 1 KB, and hookline's full receive ${formatMeasuredRatio(receive1k / paddedFloor1k)} that floor: what hookline adds to the floor's work when both compute the HMAC alike.`,
     '',
   ].join('\n');
   process.stdout.write(out);

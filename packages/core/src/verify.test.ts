@@ -94,3 +94,36 @@ describe('matchSignature', () => {
     }
   });
 });
+
+describe('the HMAC over padded keys (bodies up to 16 KiB)', () => {
+  // RFC 2104's edges: keys shorter than, equal to and longer than SHA-256's 64-byte block (long keys are
+  // hashed first), multi-byte characters, and bodies around the block size and the 16 KiB switch to createHmac.
+  const secrets = ['k', 'é'.repeat(31), 'x'.repeat(63), 'x'.repeat(64), 'x'.repeat(65), `whsec_${'ü'.repeat(100)}`];
+  const sizes = [0, 1, 55, 56, 63, 64, 65, 1000, 16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 100_000];
+
+  it('matches createHmac for every key length and body size, and refuses a flipped bit', () => {
+    for (const secret of secrets) {
+      for (const size of sizes) {
+        const body = Buffer.alloc(size);
+        for (let i = 0; i < size; i++) body[i] = (i * 31 + size) & 0xff;
+        const signature = hex(body, secret);
+        expect(matchSignature(body, signature, ['other', secret]), `${secret.length} chars, ${size} B`).toBe(1);
+        if (size > 0) {
+          body[size >> 1] = (body[size >> 1] as number) ^ 1;
+          expect(matchSignature(body, signature, [secret]), `${secret.length} chars, ${size} B, flipped`).toBe(-1);
+        }
+      }
+    }
+  });
+
+  it('reads a body that is a view into a larger buffer at its own offset', () => {
+    const backing = Buffer.concat([Buffer.from('prefix-'), RAW, Buffer.from('-suffix')]);
+    const view = new Uint8Array(backing.buffer, backing.byteOffset + 7, RAW.length);
+    expect(matchSignature(view, hex(RAW), [SECRET])).toBe(0);
+  });
+
+  it('gives the same answer after a larger body, so nothing of it is left behind', () => {
+    expect(matchSignature(Buffer.alloc(9000, 0x62), hex(Buffer.alloc(9000, 0x62)), [SECRET])).toBe(0);
+    expect(matchSignature(RAW, hex(RAW), [SECRET])).toBe(0);
+  });
+});
