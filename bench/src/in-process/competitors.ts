@@ -1,4 +1,4 @@
-import { createHash, createHmac, hash, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { Webhooks } from '@octokit/webhooks';
 import { verify as octokitVerify } from '@octokit/webhooks-methods';
 import { createReceiver, memoryStore, verifySignature } from '@hookline/core';
@@ -51,11 +51,12 @@ export const floor: Contender = {
  * The floor's work with the HMAC computed as hookline computes it for bodies up to 16 KiB: RFC 2104
  * over the two padded keys, made once, and two one-shot `crypto.hash` calls instead of a `createHmac`
  * object per call. hookline's receive against this row says what hookline adds to the floor's work
- * when both compute the HMAC the same way.
+ * when both compute the HMAC the same way. Written out here, not taken from @hookline/core, so the
+ * baseline stays hand-written; the bench secret fits in one 64-byte block, so it is not hashed first.
  */
 function paddedKeyFloor(): Contender {
-  let key = Buffer.from(BENCH_SECRET, 'utf8');
-  if (key.length > 64) key = createHash('sha256').update(key).digest();
+  const key = Buffer.from(BENCH_SECRET, 'utf8');
+  if (key.length > 64) throw new Error('paddedKeyFloor: the bench secret must fit in one SHA-256 block');
   const inner = Buffer.alloc(64, 0x36);
   const outer = Buffer.alloc(96, 0x5c);
   for (let i = 0; i < key.length; i++) {
