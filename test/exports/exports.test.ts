@@ -35,6 +35,7 @@ const CORE_ADAPTER_EXPORTS = [
   'batchQueue',
   'bodyAlreadyParsed',
   'checkDeclaredLength',
+  'checkVersion',
   'errorAnswer',
   'isPromiseLike',
   'lingerAfterAnswer',
@@ -48,6 +49,7 @@ const CORE_ADAPTER_EXPORTS = [
   'readRequestBody',
   'refuse',
   'requestTimeout',
+  'scopedDeliveryId',
   'writeNodeAnswer',
 ];
 const EXPRESS_EXPORTS = ['webhookHandler'];

@@ -35,7 +35,7 @@ export { SIGNATURE_HEADER, EVENT_HEADER, DELIVERY_ID_HEADER, readHeader, type He
 export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
 
 // Stores
-export { StoreDataError, type IdempotencyStore, type ClaimResult, type Awaitable } from './store';
+export { StoreDataError, checkVersion, type IdempotencyStore, type ClaimResult, type Awaitable } from './store';
 export { batchQueue, type BatchQueueOptions } from './batch-queue';
 
 // Queue backends (answer-fast mode)
@@ -46,6 +46,8 @@ export {
   type JobResult,
   type QueueWorker,
   type DeadLetter,
+  type DeadLetterRef,
   queuedDeliveryJson,
+  scopedDeliveryId,
 } from './queue';
 export { isPromiseLike } from './awaitable';

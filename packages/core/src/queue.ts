@@ -34,21 +34,39 @@ export interface QueueJob {
 }
 
 /**
- * What the worker's processor resolves with. `done`: the handlers succeeded (or had already, a
- * duplicate job). `dead`: the job can never succeed (PermanentFailure, a corrupt payload, an event no
- * handler takes any more): the backend moves it to the dead letters at once, with `reason`. A
- * processor that rejects asks for a retry with backoff; after the last try the backend dead-letters it.
+ * What the worker's processor resolves with.
+ *
+ * - `done`: the handlers succeeded (or had already: a duplicate job).
+ * - `dead`: the job can never succeed (PermanentFailure, a corrupt payload, an event no handler takes
+ *   any more): the backend moves it to the dead letters at once, with `reason`.
+ * - `wait`: nothing failed, the job cannot run yet: its resource is busy (an ordering guard's lock),
+ *   another worker holds the delivery right now, its predecessor has not been seen, or the worker is
+ *   shutting down with the job unfinished. The backend runs it again after `delayMs` **without
+ *   spending a try** (`QueueJob.attempt` stays as it is). `delayMs` already holds the jitter that keeps
+ *   colliding jobs apart.
+ *
+ * A processor that rejects asks for a retry with backoff (one try spent); after the last try the
+ * backend dead-letters the job.
  */
-export type JobResult = { status: 'done' } | { status: 'dead'; reason: string };
+export type JobResult = { status: 'done' } | { status: 'dead'; reason: string } | { status: 'wait'; delayMs: number; reason: string };
 
-/** A running consumer; `close()` stops taking jobs and resolves once the running ones finished. */
+/**
+ * A running consumer. `close()` stops taking jobs and resolves once the running ones finished, or
+ * once `closeTimeoutMs` (an option of `receiver.work()`) has passed: the jobs still running then are
+ * handed back to the queue (a `wait` result) and run again later, elsewhere, without spending a try.
+ */
 export interface QueueWorker {
   close(): Promise<void>;
 }
 
-/** A dead-lettered delivery, as `deadLetters()` lists it. */
+/** A dead-lettered delivery, as `deadLetters()` lists it; `replay()` takes it back as it was listed. */
 export interface DeadLetter {
   deliveryId: string;
+  /**
+   * The tenant's key scope the delivery was received under (`'<tenant>:'` with a per-tenant secret
+   * resolver), absent with static secrets. Two tenants' dead letters of one deliveryId differ here.
+   */
+  scope?: string;
   event: string;
   /** Tries made. */
   attempts: number;
@@ -56,6 +74,14 @@ export interface DeadLetter {
   lastError: string;
   /** When the job was dead-lettered. */
   failedAt: Date;
+}
+
+/** Which dead letter to replay: what `deadLetters()` listed, or a bare deliveryId (no scope). */
+export type DeadLetterRef = Pick<DeadLetter, 'deliveryId' | 'scope'> | string;
+
+/** The scoped id a queue de-duplicates on: `(scope ?? '') + deliveryId`. */
+export function scopedDeliveryId(ref: DeadLetterRef): string {
+  return typeof ref === 'string' ? ref : (ref.scope ?? '') + ref.deliveryId;
 }
 
 /**
@@ -68,16 +94,27 @@ export interface DeliveryQueue {
   readonly name: string;
   /**
    * Writes the job durably and resolves only then. Idempotent on `(scope ?? '') + delivery.deliveryId`:
-   * enqueueing one the queue already holds resolves with `{ duplicate: true }` and adds no second job.
-   * Rejects when the job may not be durable (the receiver then releases its claim and answers 503).
+   * enqueueing one the queue already holds (waiting, delayed, running or completed) resolves with
+   * `{ duplicate: true }` and adds no second job. One the queue holds as a dead letter is put back
+   * with a fresh set of tries and answers `{ duplicate: false }`: the service's replay of a delivery
+   * that never completed must run it. Rejects when the job may not be durable (the receiver then
+   * releases its claim and answers 503).
    */
   enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }>;
-  /** Starts consuming with `concurrency` jobs at once, each handed to `process`. */
+  /**
+   * Starts consuming with `concurrency` jobs at once, each handed to `process`, and acts on its
+   * result (`JobResult`): complete, dead-letter, delay without spending a try, or (a rejection) retry
+   * with backoff. The returned `close()` stops fetching, waits for the running `process` calls (the
+   * receiver settles each by its own close bound), then resolves.
+   */
   work(process: (job: QueueJob) => Promise<JobResult>, options: { concurrency: number }): QueueWorker;
-  /** Dead-lettered deliveries, newest first. */
+  /** Dead-lettered deliveries, newest first, each with its scope. */
   deadLetters(options?: { limit?: number }): Promise<DeadLetter[]>;
-  /** Puts one dead-lettered delivery back in the queue; false when no dead letter has that deliveryId. */
-  replay(deliveryId: string): Promise<boolean>;
+  /**
+   * Puts one dead-lettered delivery back in the queue with a fresh set of tries: pass what
+   * `deadLetters()` listed (its `scope` picks the tenant's job). False when no dead letter matches.
+   */
+  replay(letter: DeadLetterRef): Promise<boolean>;
   /** Puts every dead-lettered delivery back; resolves with how many. */
   replayAll(): Promise<number>;
   /** Closes the producer side's connections (workers are closed through their own handles). */

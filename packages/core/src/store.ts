@@ -38,18 +38,27 @@ export interface IdempotencyStore {
   /**
    * Optional, for ordering guards: atomically records `version` for `key` when none is recorded or the
    * recorded one is lower (compare-and-set, never backwards), kept for `retentionMs`. Answers whether
-   * it advanced.
+   * it advanced. A `version` that is not a finite number is refused with a `StoreDataError` (thrown or
+   * rejected) and nothing is recorded: `checkVersion` from `@hookline/core/adapter` does it.
    */
   advanceVersion?(key: string, version: number, retentionMs: number): Awaitable<boolean>;
   /**
    * Optional, for transactional handlers (`on(…, { transactional: true })`): runs `work` with a
    * transaction of the store's database, then completes `completion.key` for its token in the same
-   * transaction and commits. Rolls everything back when `work` throws (rethrown) or when the token no
-   * longer holds the key (`completed: false`: another attempt may be running the delivery).
+   * transaction and commits. With `completion.version` (a transactional handler with an ordering
+   * guard) the version record is advanced in that transaction too (as `advanceVersion` would), so no
+   * crash leaves a completed handler with an unadvanced version. Rolls everything back when `work`
+   * throws (rethrown) or when the token no longer holds the key (`completed: false`: another attempt
+   * may be running the delivery).
    */
   transaction?<T>(
     work: (transaction: unknown) => Promise<T>,
-    completion: { key: string; token: string; retentionMs: number },
+    completion: {
+      key: string;
+      token: string;
+      retentionMs: number;
+      version?: { key: string; version: number; retentionMs: number };
+    },
   ): Promise<{ value: T; completed: boolean }>;
 }
 
@@ -75,4 +84,18 @@ export class StoreDataError extends Error {
   static is(value: unknown): value is StoreDataError {
     return typeof value === 'object' && value !== null && (value as { [STORE_DATA_ERROR]?: unknown })[STORE_DATA_ERROR] === true;
   }
+}
+
+/**
+ * Refuses a version an ordering guard could not compare (NaN, ±Infinity, not a number) the way every
+ * store must: a `StoreDataError`, before anything is written. The receiver checks versions before a
+ * handler runs, so a store only meets one from a caller of its own.
+ */
+export function checkVersion(version: unknown, store: string): number {
+  if (typeof version === 'number' && Number.isFinite(version)) return version;
+  throw new StoreDataError(`${store}: a version must be a finite number, got ${describeVersion(version)}`);
+}
+
+function describeVersion(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
