@@ -47,6 +47,12 @@ export interface Attempt {
   token: string;
   /** The store's count of claims of this key, this one included (0 until claimed). */
   claims: number;
+  /**
+   * The other leases this attempt holds under its token while its handlers run (per-handler records,
+   * ordering locks): the heartbeat renews them with the delivery's own, so none lapses under a live
+   * handler. `undefined` while there are none (most deliveries), so the plain path allocates nothing.
+   */
+  heldLeases: string[] | undefined;
   /** The handlers the event runs (and their options, when any has some). */
   matched: Matched;
   context: DeliveryContext | undefined;
@@ -96,6 +102,7 @@ export function newAttempt(fields: {
     keyPrefix: fields.keyPrefix,
     token: '',
     claims: 0,
+    heldLeases: undefined,
     matched: NOTHING_MATCHED,
     context: undefined,
     startedAt: 0,
@@ -104,4 +111,17 @@ export function newAttempt(fields: {
     settled: undefined,
     trace: fields.trace,
   };
+}
+
+/** Records that the attempt now holds a lease on `key` (its token's), for the heartbeat to renew. */
+export function holdLease(attempt: Attempt, key: string): void {
+  if (attempt.heldLeases === undefined) attempt.heldLeases = [key];
+  else attempt.heldLeases.push(key);
+}
+
+/** The attempt gave the lease on `key` up (completed or released it): the heartbeat leaves it alone. */
+export function dropLease(attempt: Attempt, key: string): void {
+  const held = attempt.heldLeases;
+  const at = held === undefined ? -1 : held.indexOf(key);
+  if (at >= 0) held?.splice(at, 1);
 }

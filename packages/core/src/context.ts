@@ -12,7 +12,10 @@ export interface HandlerContext {
   readonly attempt: number;
   /** Index of the secret that verified the signature (useful while rotating secrets). */
   readonly secretIndex: number;
-  /** Fires when the deadline passes and the receiver has answered 503; pass it to fetch() and the like. */
+  /**
+   * Fires when the deadline passes and the receiver has answered 503 (in a queue worker: when the
+   * handlers pass `maxRunMs`); pass it to fetch() and the like.
+   */
   readonly signal: AbortSignal;
   /**
    * For a handler registered with `{ transactional: true }`: the store's database client inside the
@@ -27,7 +30,7 @@ export interface HandlerContext {
  */
 export class DeliveryContext implements HandlerContext {
   private controller: AbortController | undefined;
-  private aborted = false;
+  private abortReason: Error | undefined;
   private receivedDate: Date | undefined;
 
   constructor(
@@ -49,20 +52,26 @@ export class DeliveryContext implements HandlerContext {
   get signal(): AbortSignal {
     if (this.controller === undefined) {
       this.controller = new AbortController();
-      if (this.aborted) this.controller.abort(deadlineReason());
+      if (this.abortReason !== undefined) this.controller.abort(this.abortReason);
     }
     return this.controller.signal;
   }
 
-  /** Called by the receiver when the deadline passes. */
-  abort(): void {
-    this.aborted = true;
-    this.controller?.abort(deadlineReason());
+  /** Called by the receiver when the deadline passes (or, in a worker, when the handlers pass `maxRunMs`). */
+  abort(reason: Error = deadlineReason()): void {
+    if (this.abortReason !== undefined) return;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
   }
 }
 
 function deadlineReason(): Error {
-  const error = new Error('hookline: the deadline passed and the receiver answered 503; the service will retry');
+  return timeoutError('hookline: the deadline passed and the receiver answered 503; the service will retry');
+}
+
+/** An abort reason named like the platform's own timeouts (`AbortSignal.timeout()`). */
+export function timeoutError(message: string): Error {
+  const error = new Error(message);
   error.name = 'TimeoutError';
   return error;
 }

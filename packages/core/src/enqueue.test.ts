@@ -127,3 +127,68 @@ describe('a queue that fails', () => {
     ]);
   });
 });
+
+describe('a delivery queued before (its receipt completed)', () => {
+  /** A queue that holds jobs by scoped deliveryId, in a state the test sets: a dead letter is revived by enqueue. */
+  function statefulQueue() {
+    const states = new Map<string, 'waiting' | 'completed' | 'dead'>();
+    let down = false;
+    const enqueued: string[] = [];
+    const queue: DeliveryQueue = {
+      name: 'stateful',
+      async enqueue(job) {
+        if (down) throw new Error('queue down');
+        const id = (job.scope ?? '') + job.delivery.deliveryId;
+        enqueued.push(id);
+        const state = states.get(id);
+        if (state !== undefined && state !== 'dead') return { duplicate: true };
+        states.set(id, 'waiting');
+        return { duplicate: false };
+      },
+      work: () => ({ close: async () => {} }),
+      deadLetters: async () => [],
+      replay: async () => false,
+      replayAll: async () => 0,
+      close: async () => {},
+    };
+    return { queue, states, enqueued, setDown: (value: boolean) => (down = value) };
+  }
+
+  it('is handed to the queue again: a replay of one whose job was dead-lettered is queued afresh (202), one whose job ran is a duplicate (200)', async () => {
+    const { queue, states, enqueued } = statefulQueue();
+    const duplicates: unknown[] = [];
+    const receiver = createReceiver({ secret: SECRET, queue, hooks: { duplicate: (info) => void duplicates.push(info.state) } }).on(
+      '*',
+      () => {},
+    );
+    const body = envelope();
+    const input = signed(body);
+    expect((await receiver.handle(input)).status).toBe(202);
+
+    states.set(body.deliveryId as string, 'dead'); // its job used up its tries in the workers
+    const replay = await receiver.handle(input);
+    expect(replay.status).toBe(202);
+    expect(JSON.parse(replay.body)).toEqual({ ok: true, queued: true });
+    expect(states.get(body.deliveryId as string)).toBe('waiting');
+
+    states.set(body.deliveryId as string, 'completed'); // this time it ran to success
+    const again = await receiver.handle(input);
+    expect(again.status).toBe(200);
+    expect(JSON.parse(again.body)).toEqual({ ok: true, duplicate: true });
+    expect(enqueued).toHaveLength(3);
+    expect(duplicates).toEqual(['completed']);
+  });
+
+  it('answers 503 queue_unavailable when the queue cannot say, rather than a duplicate it cannot vouch for', async () => {
+    const { queue, setDown } = statefulQueue();
+    const receiver = createReceiver({ secret: SECRET, queue })
+      .on('*', () => {})
+      .onError(() => {});
+    const input = signed(envelope());
+    expect((await receiver.handle(input)).status).toBe(202);
+    setDown(true);
+    const answer = await receiver.handle(input);
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body).error.details).toEqual({ reason: 'queue_unavailable' });
+  });
+});

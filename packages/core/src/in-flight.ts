@@ -1,5 +1,7 @@
 /** Returned by `watchHandlers` when the deadline passed before the handlers settled. */
 export const DEADLINE: unique symbol = Symbol('hookline.deadline');
+/** Returned by `watchHandlers` (with `endAtOverrun`) when the handlers ran past `maxRunMs`. */
+export const OVERRUN: unique symbol = Symbol('hookline.overrun');
 
 /** How handlers ended: `undefined` for success, otherwise what they threw. */
 export type HandlerOutcome = { error: unknown } | undefined;
@@ -13,20 +15,26 @@ export interface WatchOptions {
   /** Past this the lease is no longer renewed, and `overrun` is called once. */
   maxRunMs: number;
   overrun: () => void;
+  /**
+   * `first` resolves with `OVERRUN` at `maxRunMs` (a queue worker: the job must fail and free its
+   * slot, whatever the handler does). Otherwise only the deadline ends `first` early.
+   */
+  endAtOverrun?: boolean;
 }
 
 /**
  * Watches handlers that returned a promise. One timer per delivery renews the lease every
  * `heartbeatMs` (past the deadline too, so no other attempt takes over a live run) until `maxRunMs`,
  * when renewing stops for good: a handler that never finishes then no longer holds its delivery, and no
- * timer is kept for it. `first` resolves with `DEADLINE` when `deadlineMs` passes first; `settled`
+ * timer is kept for it. `first` resolves with `DEADLINE` when `deadlineMs` passes first (or `OVERRUN`
+ * at `maxRunMs`, with `endAtOverrun`); `settled`
  * always resolves with the final outcome. Handlers that settle within a microtask never start the timer.
  */
 export function watchHandlers(
   running: Promise<void>,
   options: WatchOptions,
-): { first: Promise<HandlerOutcome | typeof DEADLINE>; settled: Promise<HandlerOutcome> } {
-  const { deadlineMs, heartbeatMs, heartbeat, maxRunMs, overrun } = options;
+): { first: Promise<HandlerOutcome | typeof DEADLINE | typeof OVERRUN>; settled: Promise<HandlerOutcome> } {
+  const { deadlineMs, heartbeatMs, heartbeat, maxRunMs, overrun, endAtOverrun = false } = options;
   const startedAt = Date.now();
   const deadlineAt = startedAt + deadlineMs;
   const stopAt = startedAt + maxRunMs;
@@ -34,8 +42,8 @@ export function watchHandlers(
   let done = false;
   let pastDeadline = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let resolveFirst!: (value: HandlerOutcome | typeof DEADLINE) => void;
-  const first = new Promise<HandlerOutcome | typeof DEADLINE>((resolve) => (resolveFirst = resolve));
+  let resolveFirst!: (value: HandlerOutcome | typeof DEADLINE | typeof OVERRUN) => void;
+  const first = new Promise<HandlerOutcome | typeof DEADLINE | typeof OVERRUN>((resolve) => (resolveFirst = resolve));
 
   const schedule = () => {
     const dueAt = Math.min(nextBeat, stopAt, pastDeadline ? Number.POSITIVE_INFINITY : deadlineAt);
@@ -50,7 +58,8 @@ export function watchHandlers(
     }
     if (now >= stopAt) {
       overrun();
-      return; // no more beats, no more timers: the lease lapses
+      if (endAtOverrun) resolveFirst(OVERRUN); // no effect once DEADLINE was given
+      return; // no more beats, no more timers: the leases lapse
     }
     if (now >= nextBeat) {
       nextBeat = now + heartbeatMs;

@@ -17,10 +17,11 @@ import type { ReceiverInput } from './receiver';
 import { emit, hasListeners, type ReceiverState, reportError } from './receiver-state';
 import { admit } from './steps/admit';
 import { claim } from './steps/claim';
-import { enqueue } from './steps/enqueue';
+import { enqueue, enqueueAgain } from './steps/enqueue';
 import { answerRefusal } from './steps/refuse';
-import { DEADLINE, type RunResult, runHandlers } from './steps/run-handlers';
+import { DEADLINE, OVERRUN, type RunResult, runHandlers } from './steps/run-handlers';
 import { settle } from './steps/settle';
+import { waitRefusal } from './steps/guard-refusals';
 import { StoreDataError, type ClaimResult } from './store';
 import { StoreTimeoutError } from './store-call';
 
@@ -115,6 +116,8 @@ export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitabl
 
 function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Awaitable<answers.ReceiverAnswer> {
   if (result.state === 'completed') {
+    // Answer-fast mode: only the queue knows whether the job ended in the dead letters.
+    if (attempt.mode === 'receive' && state.config.queue !== undefined) return enqueueAgain(state, attempt);
     attempt.outcome = 'duplicate';
     if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'completed' });
     return answers.duplicateAnswer();
@@ -122,7 +125,9 @@ function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): A
   if (result.state === 'in_progress') {
     attempt.outcome = 'in_progress';
     if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'in_progress' });
-    return answerRefusal(state, answers.inFlight(result.retryAfterMs), attempt, attempt.trace);
+    // Marked as a guard's wait: a queue worker waits for the other attempt without spending a try.
+    attempt.error = waitRefusal(result.retryAfterMs, 'in_progress');
+    return answerRefusal(state, attempt.error, attempt, attempt.trace);
   }
   attempt.claims = result.attempt;
   if (attempt.trace !== undefined) attempt.trace.attempt = result.attempt;
@@ -132,6 +137,7 @@ function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): A
 }
 
 function ran(state: ReceiverState, attempt: Attempt, outcome: RunResult): Awaitable<answers.ReceiverAnswer> {
+  if (outcome === OVERRUN) return overran(state, attempt);
   if (outcome !== DEADLINE) return settle(state, attempt, outcome);
   // The handlers go on; when they end the record is completed or released, so the service's next
   // attempt gets a duplicate answer or runs them again.
@@ -139,6 +145,21 @@ function ran(state: ReceiverState, attempt: Attempt, outcome: RunResult): Awaita
   attempt.outcome = 'deadline';
   void attempt.settled?.then((late) => settle(state, attempt, late));
   return answerRefusal(state, answers.deadlinePassed(state.config.deadlineMs), attempt, attempt.trace);
+}
+
+/**
+ * A worker's handlers ran past maxRunMs (receive mode answered at the deadline long before): the job
+ * fails like a thrown error, so the queue retries it and its slot is free, whatever the handler does.
+ * Its leases lapse rather than being released, so the retry waits for them (a live handler may still
+ * finish, and then completes the delivery as it would have).
+ */
+function overran(state: ReceiverState, attempt: Attempt): answers.ReceiverAnswer {
+  attempt.outcome = 'failed';
+  attempt.error = new Error(
+    `hookline: the handlers of ${attempt.delivery.deliveryId} ran past maxRunMs (${state.config.maxRunMs} ms); the job is retried once their leases lapse`,
+  );
+  void attempt.settled?.then((late) => settle(state, attempt, late));
+  return answerRefusal(state, answers.deadlinePassed(state.config.maxRunMs), attempt, attempt.trace);
 }
 
 /** The store failed (or timed out) before anything ran: fail closed, the service retries. */

@@ -214,13 +214,14 @@ describe('what the worker tells the queue', () => {
     await expect(run(job())).rejects.toThrow(new Error('a plain string'));
   });
 
-  it('a retry while another worker holds the job, naming the delivery', async () => {
+  it('a wait (no try spent) while another worker holds the job, naming the delivery', async () => {
     const { queue, run } = directQueue();
     const store = memoryStore();
     createReceiver({ secret: SECRET, queue, store }).on('*', vi.fn()).work();
     const busy = job();
     store.claim(`hookline:work:${busy.delivery.deliveryId}`, 'another-worker', 60_000);
-    await expect(run(busy)).rejects.toThrow(`hookline: another worker is running ${busy.delivery.deliveryId}; retry later`);
+    const result = await run(busy);
+    expect(result).toMatchObject({ status: 'wait', reason: expect.stringContaining(`${busy.delivery.deliveryId} is in_progress`) });
   });
 
   it('a retry when the store fails before anything ran', async () => {

@@ -7,9 +7,11 @@
  */
 import { type DeliveryTrace, startTrace, traceReturned, traceSettled } from './diagnostics';
 import { refuse } from './answers';
+import type { Attempt } from './attempt';
 import { runTrusted } from './pipeline';
 import type { JobResult, QueuedDelivery, QueueJob, QueueWorker } from './queue';
 import type { ReceiverState } from './receiver-state';
+import { type GuardRefusal, guardRefusal } from './steps/guard-refusals';
 
 /** Options of `receiver.work()`. */
 export interface WorkOptions {
@@ -18,6 +20,15 @@ export interface WorkOptions {
    * @default 1
    */
   concurrency?: number;
+  /**
+   * How long `close()` waits for running jobs to finish. Past it, the jobs still running are handed
+   * back to the queue (delayed by `leaseMs`, no try spent) and `close()` resolves, whatever their
+   * handlers do: a handler still running holds its delivery's lease until the process exits or the
+   * handler ends, so the job runs again elsewhere once that lease lapses, and never beside it. Keep it
+   * under your platform's shutdown grace period (Kubernetes and ECS give 30 s before SIGKILL).
+   * @default 10_000
+   */
+  closeTimeoutMs?: number;
 }
 
 /** Why a job payload cannot be trusted, or `undefined` when it has the shape the receiver enqueues. */
@@ -70,13 +81,46 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
       return { status: 'dead', reason: `no handler takes ${attempt.delivery.event} any more` };
     case 'permanent':
       return { status: 'dead', reason: `PermanentFailure: ${errorMessage(attempt.error)}` };
-    case 'failed':
-      throw attempt.error instanceof Error ? attempt.error : new Error(errorMessage(attempt.error));
     case 'in_progress':
-      throw new Error(`hookline: another worker is running ${attempt.delivery.deliveryId}; retry later`);
+    case 'failed': {
+      // Not a failure: the delivery, its record or its resource is held by another attempt, or its
+      // predecessor has not been seen. The job waits without spending a try (colliding jobs would
+      // otherwise use their tries up together and be dead-lettered without ever failing).
+      const refusal = guardRefusal(attempt.error);
+      if (refusal?.kind === 'wait') return waitFor(refusal, attempt);
+      throw attempt.error instanceof Error ? attempt.error : new Error(errorMessage(attempt.error));
+    }
     default:
       throw new Error(`hookline: ${attempt.delivery.deliveryId} was not processed (the store failed); retry later`);
   }
+}
+
+/** The first wait of a busy job; each claim of the delivery doubles it, up to the holder's lease. */
+const FIRST_WAIT_MS = 250;
+
+/**
+ * How long a job that cannot run yet waits.
+ *
+ * - Its resource or its handler's record is busy (`resource_busy`, `handler_in_progress`): the holder
+ *   may finish any moment, so exponential from 250 ms with each claim of the delivery (every wait
+ *   claims it once more), capped by what the holder's lease has left, times a random factor between
+ *   0.5 and 1.5 so that jobs that collided once do not come back together.
+ * - Another worker runs this very delivery (`in_progress`) or its predecessor has not been seen: the
+ *   holder's lease (it ends, or the other worker finished and this job is a duplicate), or the
+ *   service's own next gap (30 s, 2 min, …), plus up to a fifth.
+ */
+export function waitDelayMs(refusal: GuardRefusal, claims: number, random: () => number = Math.random): number {
+  if (refusal.reason === 'in_progress' || refusal.reason === 'predecessor_not_seen') {
+    return Math.round(Math.max(refusal.waitMs, FIRST_WAIT_MS) * (1 + random() / 5));
+  }
+  const backoff = FIRST_WAIT_MS * 2 ** Math.min(Math.max(claims - 1, 0), 16);
+  return Math.round(Math.min(backoff, Math.max(refusal.waitMs, FIRST_WAIT_MS)) * (0.5 + random()));
+}
+
+function waitFor(refusal: GuardRefusal, attempt: Attempt): JobResult {
+  const delayMs = waitDelayMs(refusal, attempt.claims);
+  const reason = `${attempt.delivery.deliveryId} is ${refusal.reason ?? 'busy'}: waiting ${delayMs} ms without spending a try`;
+  return { status: 'wait', delayMs, reason };
 }
 
 function errorMessage(error: unknown): string {
@@ -96,5 +140,45 @@ export function startWorker(state: ReceiverState, options: WorkOptions = {}): Qu
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw refuse('CONFIGURATION_ERROR', `receiver.work(): concurrency must be a positive integer, got ${String(concurrency)}.`);
   }
-  return queue.work((job) => processJob(state, job), { concurrency });
+  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+  if (typeof closeTimeoutMs !== 'number' || !Number.isFinite(closeTimeoutMs) || closeTimeoutMs < 0) {
+    throw refuse(
+      'CONFIGURATION_ERROR',
+      `receiver.work(): closeTimeoutMs must be a number of milliseconds ≥ 0, got ${String(closeTimeoutMs)}.`,
+    );
+  }
+  // Each running job's way out at close: the backend's close() waits for its processors, and a
+  // handler may never end, so each processor can be settled from here with a hand-back.
+  const running = new Set<(result: JobResult) => void>();
+  const worker = queue.work(
+    (job) =>
+      new Promise<JobResult>((resolve, reject) => {
+        running.add(resolve);
+        processJob(state, job)
+          .then(resolve, reject)
+          .finally(() => running.delete(resolve));
+      }),
+    { concurrency },
+  );
+  const handBack: JobResult = {
+    status: 'wait',
+    delayMs: state.config.leaseMs,
+    reason: `the worker closed before the job finished (closeTimeoutMs ${closeTimeoutMs}); it runs again once its lease lapses`,
+  };
+  let closing: Promise<void> | undefined;
+  return {
+    close() {
+      closing ??= (async () => {
+        const timer = setTimeout(() => {
+          for (const settle of running) settle(handBack);
+        }, closeTimeoutMs);
+        try {
+          await worker.close();
+        } finally {
+          clearTimeout(timer);
+        }
+      })();
+      return closing;
+    },
+  };
 }

@@ -4,18 +4,59 @@
  * said the job is durable, so nothing is answered 2xx before that; if the queue fails, the claim is
  * released and the answer is 503 (the service retries). A crash between the enqueue and the
  * completion leaves a job and an open lease: the retry enqueues again, which the queue de-duplicates
- * on the deliveryId, and the worker's own claim runs the handlers once either way.
+ * on the deliveryId, and the worker's own claim runs the handlers once either way. A delivery queued
+ * before comes back here too (`enqueueAgain`), so that a replay of one whose job was dead-lettered
+ * runs it.
  */
 import * as answers from '../answers';
 import type { Attempt } from '../attempt';
 import { type QueuedDelivery, withBodyJson } from '../queue';
-import { type ReceiverState, reportError } from '../receiver-state';
+import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
 import { answerRefusal } from './refuse';
 import { record } from './settle';
 
 export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
+  try {
+    await callStore(attempt, 'enqueue', state.config.storeTimeoutMs, () => queue.enqueue(queuedJob(state, attempt)));
+  } catch (error) {
+    reportError(state, error, { phase: 'store', delivery: attempt.delivery });
+    await record(state, attempt, { error });
+    return answerRefusal(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
+  }
+  await record(state, attempt, undefined);
+  attempt.outcome = 'queued';
+  return answers.queuedAnswer();
+}
+
+/**
+ * A delivery whose receipt is completed (it was queued before) is handed to the queue again rather
+ * than answered as a duplicate at once: the queue alone knows whether its job ended in the dead
+ * letters. There it is put back with fresh tries (202): the service's replay of a delivery that never
+ * completed must run it. A job the queue still holds in any other state (waiting, running, done) is
+ * a duplicate (200). A queue that cannot say answers 503, and the service asks again later.
+ */
+export async function enqueueAgain(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
+  const queue = state.config.queue as NonNullable<typeof state.config.queue>;
+  let duplicate: boolean;
+  try {
+    ({ duplicate } = await callStore(attempt, 'enqueue', state.config.storeTimeoutMs, () => queue.enqueue(queuedJob(state, attempt))));
+  } catch (error) {
+    reportError(state, error, { phase: 'store', delivery: attempt.delivery });
+    return answerRefusal(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
+  }
+  if (!duplicate) {
+    attempt.outcome = 'queued';
+    return answers.queuedAnswer();
+  }
+  attempt.outcome = 'duplicate';
+  if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'completed' });
+  return answers.duplicateAnswer();
+}
+
+/** The job for the attempt's delivery: what a worker needs, and nothing a worker must not trust. */
+function queuedJob(state: ReceiverState, attempt: Attempt): QueuedDelivery {
   const job: QueuedDelivery = { delivery: attempt.delivery, receivedAt: attempt.receivedAt, secretIndex: attempt.secretIndex };
   const scope = attempt.keyPrefix.slice(state.config.namespace.length);
   if (scope !== '') job.scope = scope;
@@ -23,14 +64,5 @@ export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<a
   if (trace?.traceparent !== undefined) job.traceparent = trace.traceparent;
   if (trace?.tracestate !== undefined) job.tracestate = trace.tracestate;
   if (attempt.bodyText !== undefined) withBodyJson(job, attempt.bodyText);
-  try {
-    await callStore(attempt, 'enqueue', state.config.storeTimeoutMs, () => queue.enqueue(job));
-  } catch (error) {
-    reportError(state, error, { phase: 'store', delivery: attempt.delivery });
-    await record(state, attempt, { error });
-    return answerRefusal(state, answers.queueUnavailable(queue.name, error), attempt, trace);
-  }
-  await record(state, attempt, undefined);
-  attempt.outcome = 'queued';
-  return answers.queuedAnswer();
+  return job;
 }

@@ -10,17 +10,24 @@
  *   record (compare-and-set) so an older delivery never runs after a newer one;
  * - a schema: `data` is checked (and transformed) before the handler sees it;
  * - a transaction: the handler's writes and its completion record commit together.
+ *
+ * Every lease taken here is held under the attempt's token and listed on the attempt (`holdLease`),
+ * so the delivery's heartbeat renews it for as long as the handlers run and `maxRunMs` ends them all
+ * together. The version advances BEFORE a handler's record is completed (or in the same transaction):
+ * whatever instant a process dies at, a completed handler has an advanced version, and an older
+ * delivery can never run after it.
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import * as answers from '../answers';
-import type { Attempt } from '../attempt';
+import { type Attempt, dropLease, holdLease } from '../attempt';
 import { type Awaitable, isPromiseLike } from '../awaitable';
 import type { DeliveryContext } from '../context';
 import { PermanentFailure } from '../errors';
+import type { Delivery } from '../events';
 import type { HandlerEntry, OrderGuard } from '../handler-options';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
-import type { ClaimResult } from '../store';
+import type { ClaimResult, IdempotencyStore } from '../store';
 import { callStore, StoreTimeoutError } from '../store-call';
+import { guardMisconfigured, predecessorWaitMs, storeRefusal, waitRefusal } from './guard-refusals';
 import { completionRetentionMs } from './settle';
 
 /** Runs every guarded entry; rejects with the first failure once all ran. */
@@ -49,7 +56,7 @@ function tracked(state: ReceiverState, entry: HandlerEntry): boolean {
   return entry.name !== undefined && (state.config.completion === 'handler' || entry.transactional);
 }
 
-function store(state: ReceiverState) {
+function store(state: ReceiverState): IdempotencyStore {
   return state.config.store;
 }
 
@@ -67,47 +74,107 @@ async function storeCall<T>(
     return await callStore(attempt, operation, state.config.storeTimeoutMs, call);
   } catch (error) {
     reportError(state, error, { phase: 'store', delivery: attempt.delivery });
-    throw answers.storeUnavailable(error, error instanceof StoreTimeoutError ? 'store_timeout' : 'store_unavailable');
+    throw storeRefusal(error, error instanceof StoreTimeoutError ? 'store_timeout' : 'store_unavailable');
   }
 }
 
+/** What an ordering guard works with for one delivery: its lock, its version record and its version. */
+interface Guard {
+  readonly order: OrderGuard<Delivery<string, unknown>>;
+  readonly lockKey: string;
+  readonly versionKey: string;
+  readonly version: number;
+}
+
 async function runEntry(state: ReceiverState, attempt: Attempt, entry: HandlerEntry, context: DeliveryContext): Promise<void> {
-  if (!tracked(state, entry)) return guardedCall(state, attempt, entry, context, undefined);
+  // The guard's own functions first: a key or version it cannot use is refused before anything is claimed.
+  const guard = entry.order === undefined ? undefined : guardOf(attempt, entry, entry.order);
+  if (!tracked(state, entry)) return guardedCall(state, attempt, entry, context, undefined, guard);
   const key = `${attempt.key}#${entry.name}`;
   const claim = await storeCall<ClaimResult>(state, attempt, 'claim', () => store(state).claim(key, attempt.token, state.config.leaseMs));
   if (claim.state === 'completed') return; // succeeded on an earlier attempt
-  if (claim.state === 'in_progress') throw retryLater(claim.retryAfterMs, 'handler_in_progress');
+  if (claim.state === 'in_progress') throw waitRefusal(claim.retryAfterMs, 'handler_in_progress');
+  holdLease(attempt, key);
   try {
-    await guardedCall(state, attempt, entry, context, key);
+    await guardedCall(state, attempt, entry, context, key, guard);
   } catch (error) {
     // storeCall reported a failed release already (the store's own error); the record's lease lapses
     // on its own, and the handler's error is what answers.
-    await storeCall(state, attempt, 'release', () => store(state).release(key, attempt.token)).catch(() => {});
+    await releaseLease(state, attempt, key).catch(() => {});
     throw error;
   }
 }
 
-/** The ordering guard around the call, when the handler has one. */
+/** The resource and version of this delivery for the guard, checked; undefined when the key skips the guard. */
+function guardOf(attempt: Attempt, entry: HandlerEntry, order: OrderGuard<Delivery<string, unknown>>): Guard | undefined {
+  const name = entry.name as string;
+  const { deliveryId } = attempt.delivery;
+  const resource = guardValue(name, 'key', deliveryId, () => order.key(attempt.delivery));
+  if (resource === undefined) return undefined;
+  if (typeof resource !== 'string' || resource === '') {
+    throw guardMisconfigured(
+      name,
+      'key',
+      `order.key returned ${describe(resource)} for ${deliveryId}; it must return a non-empty string, or undefined to run this delivery without the guard.`,
+    );
+  }
+  const version =
+    order.version === undefined ? attempt.timestampMs : guardValue(name, 'version', deliveryId, () => order.version?.(attempt.delivery));
+  if (typeof version !== 'number' || !Number.isFinite(version)) {
+    throw guardMisconfigured(
+      name,
+      'version',
+      `order.version returned ${describe(version)} for ${deliveryId}; it must return a finite number (Number() of a missing field is NaN: check the field it reads). The handler did not run.`,
+    );
+  }
+  // The resource last: stores that shard by the key's last segment (Redis Cluster) spread resources.
+  return {
+    order,
+    lockKey: `${attempt.keyPrefix}order:${name}:lock:${resource}`,
+    versionKey: `${attempt.keyPrefix}order:${name}:version:${resource}`,
+    version,
+  };
+}
+
+/** Calls one of the guard's functions; a throw is the guard's configuration error, naming it. */
+function guardValue(name: string, what: 'key' | 'version', deliveryId: string, read: () => unknown): unknown {
+  try {
+    return read();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw guardMisconfigured(name, what, `order.${what} threw for ${deliveryId}: ${message}. The handler did not run.`, error);
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? 'an array' : 'an object';
+  return String(value);
+}
+
+/** The ordering guard around the call, when the handler has one; then the version and the record. */
 async function guardedCall(
   state: ReceiverState,
   attempt: Attempt,
   entry: HandlerEntry,
   context: DeliveryContext,
   completionKey: string | undefined,
+  guard: Guard | undefined,
 ): Promise<void> {
-  const { order } = entry;
-  const resource = order?.key(attempt.delivery);
-  if (order === undefined || resource === undefined) return call(state, attempt, entry, context, completionKey);
-  // The resource last: stores that shard by the key's last segment (Redis Cluster) spread resources.
-  const lockKey = `${attempt.keyPrefix}order:${entry.name}:lock:${resource}`;
-  const versionKey = `${attempt.keyPrefix}order:${entry.name}:version:${resource}`;
+  if (guard === undefined) {
+    await call(state, attempt, entry, context, completionKey, undefined);
+    if (completionKey !== undefined && !entry.transactional) await completeRecord(state, attempt, completionKey);
+    return;
+  }
+  const { order, lockKey, versionKey, version } = guard;
   const lock = await storeCall<ClaimResult>(state, attempt, 'claim', () =>
     store(state).claim(lockKey, attempt.token, state.config.leaseMs),
   );
-  if (lock.state !== 'acquired') throw retryLater(lock.state === 'in_progress' ? lock.retryAfterMs : 1000, 'resource_busy');
+  if (lock.state !== 'acquired') throw waitRefusal(lock.state === 'in_progress' ? lock.retryAfterMs : 1000, 'resource_busy');
+  holdLease(attempt, lockKey);
   try {
-    const version = order.version?.(attempt.delivery) ?? attempt.timestampMs;
-    const versions = store(state) as Required<Pick<ReturnType<typeof store>, 'readVersion' | 'advanceVersion'>>;
+    const versions = store(state) as Required<Pick<IdempotencyStore, 'readVersion' | 'advanceVersion'>>;
     const current = await storeCall(state, attempt, 'readVersion', () => versions.readVersion(versionKey));
     if (current !== undefined && version <= current && (order.stale ?? 'skip') === 'skip') {
       if (hasListeners(state, 'stale'))
@@ -115,13 +182,22 @@ async function guardedCall(
       if (completionKey !== undefined) await completeRecord(state, attempt, completionKey);
       return;
     }
-    if (isEarly(order, version, current, attempt.claims)) throw retryLater(30_000, 'predecessor_not_seen');
-    await call(state, attempt, entry, context, completionKey);
-    await storeCall(state, attempt, 'advanceVersion', () => versions.advanceVersion(versionKey, version, state.config.retentionMs));
+    if (isEarly(order, version, current, attempt.claims)) throw waitRefusal(predecessorWaitMs(attempt.claims), 'predecessor_not_seen');
+    const retentionMs = state.config.retentionMs;
+    if (entry.transactional) {
+      await call(state, attempt, entry, context, completionKey, { key: versionKey, version, retentionMs });
+      return;
+    }
+    await call(state, attempt, entry, context, completionKey, undefined);
+    // Advanced before the record is completed: a crash or a failed call between the two leaves a handler
+    // that will run again (its record is not completed) under a version that already keeps older
+    // deliveries out, never a completed handler whose newer state an older delivery may overwrite.
+    await storeCall(state, attempt, 'advanceVersion', () => versions.advanceVersion(versionKey, version, retentionMs));
+    if (completionKey !== undefined) await completeRecord(state, attempt, completionKey);
   } finally {
     // storeCall reported a failed release already; the lock's lease lapses on its own, and the
     // handler's outcome stands (a second report would wrongly say the delivery was not processed).
-    await storeCall(state, attempt, 'release', () => store(state).release(lockKey, attempt.token)).catch(() => {});
+    await releaseLease(state, attempt, lockKey).catch(() => {});
   }
 }
 
@@ -136,30 +212,35 @@ function isEarly(
   return current === undefined ? version > (order.firstRank ?? 1) : version > current + 1;
 }
 
-/** Schema, then the handler (inside a transaction for a transactional one), then its completion record. */
+/**
+ * Schema, then the handler. A transactional one runs inside the store's transaction, which also
+ * completes its record (and advances its version, when it has a guard) before committing.
+ */
 async function call(
   state: ReceiverState,
   attempt: Attempt,
   entry: HandlerEntry,
   context: DeliveryContext,
   completionKey: string | undefined,
+  version: { key: string; version: number; retentionMs: number } | undefined,
 ): Promise<void> {
   const delivery = entry.schema === undefined ? attempt.delivery : await validated(attempt, entry, entry.schema);
   const handler = entry.handler as (delivery: unknown, context: unknown) => unknown;
   if (!entry.transactional) {
     const result = handler(delivery, context);
     if (isPromiseLike(result)) await result;
-    if (completionKey !== undefined) await completeRecord(state, attempt, completionKey);
     return;
   }
-  const transaction = store(state).transaction as NonNullable<ReturnType<typeof store>['transaction']>;
+  const transaction = store(state).transaction as NonNullable<IdempotencyStore['transaction']>;
+  const completion = { key: completionKey as string, token: attempt.token, retentionMs: completionRetentionMs(state, attempt) };
   const { completed } = await transaction(
     async (tx) => {
       const result = handler(delivery, Object.create(context, { transaction: { value: tx, enumerable: true } }));
       if (isPromiseLike(result)) await result;
     },
-    { key: completionKey as string, token: attempt.token, retentionMs: completionRetentionMs(state, attempt) },
+    version === undefined ? completion : { ...completion, version },
   );
+  dropLease(attempt, completion.key);
   if (!completed) {
     throw new Error(
       `hookline: the lease on ${attempt.delivery.deliveryId} (${entry.name}) was lost before its transaction committed; it was rolled back and the next attempt runs it`,
@@ -168,6 +249,7 @@ async function call(
 }
 
 async function completeRecord(state: ReceiverState, attempt: Attempt, key: string): Promise<void> {
+  dropLease(attempt, key); // before the call: a heartbeat must not renew a record being completed
   const owned = await storeCall(state, attempt, 'complete', () =>
     store(state).complete(key, attempt.token, completionRetentionMs(state, attempt)),
   );
@@ -176,6 +258,11 @@ async function completeRecord(state: ReceiverState, attempt: Attempt, key: strin
       phase: 'store',
       delivery: attempt.delivery,
     });
+}
+
+function releaseLease(state: ReceiverState, attempt: Attempt, key: string): Promise<boolean> {
+  dropLease(attempt, key);
+  return storeCall(state, attempt, 'release', () => store(state).release(key, attempt.token));
 }
 
 /** The delivery with `data` replaced by the schema's output, or a failure naming each issue's path. */
@@ -198,11 +285,4 @@ function pathOf(issue: StandardSchemaV1.Issue): string {
       return typeof key === 'number' ? `[${key}]` : `.${String(key)}`;
     })
     .join('');
-}
-
-/** A guard that cannot run the handler now: 409 with Retry-After, the service retries. */
-function retryLater(retryAfterMs: number, reason: 'handler_in_progress' | 'resource_busy' | 'predecessor_not_seen') {
-  const error = answers.inFlight(retryAfterMs);
-  (error.details as Record<string, unknown>).reason = reason;
-  return error;
 }

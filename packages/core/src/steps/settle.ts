@@ -6,7 +6,8 @@
 import * as answers from '../answers';
 import type { Attempt } from '../attempt';
 import { type Awaitable, isPromiseLike } from '../awaitable';
-import { HooklineError, PermanentFailure } from '../errors';
+import { PermanentFailure } from '../errors';
+import { guardRefusal } from './guard-refusals';
 import type { HandlerOutcome } from '../in-flight';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { boundStoreCall, storeCallStart } from '../store-call';
@@ -75,9 +76,11 @@ function conclude(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcom
     return answers.handledAnswer();
   }
   const { error } = outcome;
-  if (HooklineError.is(error) && (error.code === 'CONFLICT' || error.code === 'SERVICE_UNAVAILABLE')) {
+  const refusal = guardRefusal(error);
+  if (refusal !== undefined && refusal.kind !== 'misconfigured') {
     // A guard could not run a handler yet (a busy resource, an early delivery: 409) or its store call
-    // failed (503): the handler did not fail, the service retries.
+    // failed (503): the handler did not fail, the service retries. (Recognised by the guard's own
+    // mark, never by the code: a handler may throw a HooklineError('CONFLICT') of its own.)
     attempt.outcome = 'failed';
     attempt.error = error;
     return answerRefusal(state, error, attempt, attempt.trace);
@@ -87,7 +90,8 @@ function conclude(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcom
   attempt.error = error;
   if (!permanent) reportError(state, error, { phase: 'handler', delivery });
   if (hasListeners(state, 'failed')) emit(state, 'failed', { delivery, context, error, permanent });
-  return permanent
-    ? answers.permanentFailureAnswer()
-    : answerRefusal(state, answers.handlerFailed(delivery.event, error), attempt, attempt.trace);
+  if (permanent) return answers.permanentFailureAnswer();
+  // A guard whose key or version function gave something unusable answers as the configuration error it is.
+  const answer = refusal === undefined ? answers.handlerFailed(delivery.event, error) : error;
+  return answerRefusal(state, answer, attempt, attempt.trace);
 }
