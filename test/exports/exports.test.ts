@@ -83,6 +83,7 @@ const TESTING_KIT_EXPORTS = [
   'formatAttemptTable',
   'formatDuration',
   'formatSummary',
+  'memoryQueue',
   'peekEnvelope',
   'serializeDelivery',
   'sign',
@@ -91,8 +92,8 @@ const TESTING_KIT_EXPORTS = [
   'systemClock',
   'toBytes',
 ];
-/** @hookline/testing: the kit plus what store authors use. */
-const TESTING_EXPORTS = [...TESTING_KIT_EXPORTS, 'describeStoreConformance', 'probeTcp', 'requireServer'];
+/** @hookline/testing: the kit plus what store and queue authors use. */
+const TESTING_EXPORTS = [...TESTING_KIT_EXPORTS, 'describeQueueConformance', 'describeStoreConformance', 'probeTcp', 'requireServer'];
 
 const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];

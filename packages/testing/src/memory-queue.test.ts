@@ -1,0 +1,50 @@
+// memoryQueue() against the queue conformance suite, plus what only an in-memory queue can show: a job
+// its worker never settles is taken back (stalled), and a stalled job's late result is ignored.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describeQueueConformance } from './conformance/describe-queue-conformance';
+import { memoryQueue } from './memory-queue';
+
+describeQueueConformance('memoryQueue', ({ attempts, retryDelayMs }) => {
+  const queue = memoryQueue({ attempts, backoff: { type: 'fixed', delayMs: retryDelayMs } });
+  return { queue, addCorruptJob: async (deliveryId) => queue.addRaw(deliveryId, `{"delivery":{"deliveryId":"${deliveryId}"`) };
+});
+
+describe('memoryQueue', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const job = (deliveryId: string) => ({
+    delivery: { event: 'message.sent', deliveryId, timestamp: new Date().toISOString(), data: {} },
+    receivedAt: Date.now(),
+    secretIndex: 0,
+  });
+
+  it('takes back a job whose processor never settles, runs it again, and ignores the stalled run if it settles late', async () => {
+    vi.useFakeTimers();
+    const queue = memoryQueue({ stalledAfterMs: 1_000, maxStalls: 1 });
+    const settleFirst: ((value: { status: 'done' }) => void)[] = [];
+    const attempts: number[] = [];
+    queue.work(
+      ({ attempt }) => {
+        attempts.push(attempt);
+        return new Promise((resolve) => settleFirst.push(resolve));
+      },
+      { concurrency: 2 },
+    );
+    await queue.enqueue(job('wdl_stall'));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(attempts).toEqual([1]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(attempts).toEqual([1, 1]); // a stall spends no try
+    settleFirst[0]?.({ status: 'done' }); // the stalled run's late answer
+    await vi.advanceTimersByTimeAsync(0);
+    expect(queue.job('wdl_stall')?.state).toBe('active');
+    await vi.advanceTimersByTimeAsync(1_000); // a second stall: past maxStalls
+    expect(queue.job('wdl_stall')).toMatchObject({ state: 'dead', lastError: 'stalled 2 times: its worker never finished it' });
+  });
+
+  it('refuses attempts that are not a positive integer', () => {
+    expect(() => memoryQueue({ attempts: 0 })).toThrow(/attempts must be an integer ≥ 1/);
+  });
+});
