@@ -35,12 +35,16 @@ const mf = new Miniflare({
 await mf.ready;
 afterAll(() => mf.dispose());
 
+/** A number JSON cannot carry, as the test Worker reads it back (`{ nonFinite: 'NaN' }`). */
+const nonFinite = (value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? { nonFinite: String(value) } : undefined);
+
 /** The store as the Worker sees it, each method one request to the test Worker. */
 function storeInWorker(state: { broken: boolean }): IdempotencyStore {
   const call = async (op: string, key: string, token: string, ms?: number, version?: number) => {
     const response = await mf.dispatchFetch(`http://worker.test/store/${op}`, {
       method: 'POST',
-      body: JSON.stringify({ key, token, ms, version, broken: state.broken }),
+      // NaN and ±Infinity would arrive as null: sent as text, so the store in the Worker sees them as they are.
+      body: JSON.stringify({ key, token, ms, version: nonFinite(version) ?? version, broken: state.broken }),
     });
     const answer = (await response.json()) as { result?: unknown; error?: string; dataError?: boolean };
     if (answer.error !== undefined) throw answer.dataError ? new StoreDataError(answer.error) : new Error(answer.error);
@@ -119,6 +123,26 @@ describe('durableObjectStore in workerd', () => {
     expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
     const runs = (await (await mf.dispatchFetch('http://worker.test/runs')).json()) as { deliveryId: string }[];
     expect(runs.filter((run) => run.deliveryId === delivery.deliveryId)).toHaveLength(1);
+  });
+
+  it('has the object refuse a version that is not a finite number as data (422), recording nothing', async () => {
+    const key = `hookline:order:h:lin_${randomBytes(6).toString('hex')}:version`;
+    const send = async (version: unknown) => {
+      const response = await mf.dispatchFetch('http://worker.test/object', {
+        method: 'POST',
+        body: JSON.stringify({ op: 'advanceVersion', key, token: '', ms: 60_000, version }),
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    // What JSON makes of NaN and ±Infinity (null), a string, and no version at all.
+    for (const version of [null, '8', undefined]) {
+      const answer = await send(version);
+      expect(answer.status, String(version)).toBe(422);
+      expect(String((answer.body as { error?: unknown }).error)).toMatch(/a version must be a finite number/);
+    }
+    expect(await send(3)).toEqual({ status: 200, body: true });
+    expect(await send(null)).toMatchObject({ status: 422 });
+    expect(await send(2)).toEqual({ status: 200, body: false });
   });
 
   it('deletes records with the alarm once their retention has passed', async () => {

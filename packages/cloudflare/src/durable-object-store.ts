@@ -1,5 +1,5 @@
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { StoreDataError } from '@hookline/core/adapter';
+import { checkVersion, StoreDataError } from '@hookline/core/adapter';
 import { DATA_ERROR_STATUS, keyProblem, type StoreOperation } from './protocol';
 
 /** A Durable Object stub: what `namespace.get(id)` returns. */
@@ -86,8 +86,8 @@ export function durableObjectStore(options: DurableObjectStoreOptions): Idempote
   async function call<T>(op: StoreOperation, key: string, token: string, ms?: number, version?: number): Promise<T> {
     const problem = keyProblem(key);
     if (problem !== undefined) throw new StoreDataError(`durableObjectStore: ${problem}`);
-    if (version !== undefined && !Number.isFinite(version))
-      throw new RangeError(`durableObjectStore: a version must be a finite number, got ${version}`);
+    // Checked here: JSON would carry NaN and ±Infinity to the object as null.
+    if (op === 'advanceVersion') checkVersion(version, 'durableObjectStore');
     // The host is never resolved: a stub's fetch goes to its object.
     const response = await stubFor(key).fetch(`https://hookline-store/${op}`, {
       method: 'POST',

@@ -1,4 +1,5 @@
 import type { ClaimResult } from '@hookline/core';
+import { checkVersion, StoreDataError } from '@hookline/core/adapter';
 import { DATA_ERROR_STATUS, keyProblem, type StoreRequest } from './protocol';
 
 /** The part of a Durable Object's `ctx.storage` the object uses (the key-value API; both storage backends have it). */
@@ -105,13 +106,12 @@ export class HooklineStoreObject {
         case 'readVersion':
           return json((await this.readVersion(body.key)) ?? null);
         case 'advanceVersion':
-          if (typeof body.version !== 'number' || !Number.isFinite(body.version))
-            return json({ error: 'the version must be a finite number' }, 400);
-          return json(await this.advanceVersion(body.key, body.version, positive(body.ms)));
+          return json(await this.advanceVersion(body.key, body.version as number, positive(body.ms)));
         default:
           return json({ error: `unknown operation ${String((body as { op?: unknown }).op)}` }, 400);
       }
     } catch (error) {
+      if (StoreDataError.is(error)) return json({ error: error.message }, DATA_ERROR_STATUS);
       if (error instanceof RangeError) return json({ error: error.message }, 400);
       throw error;
     }
@@ -195,6 +195,8 @@ export class HooklineStoreObject {
 
   /** Records `version` for `key` when none is recorded (or it expired) or the recorded one is lower. */
   async advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean> {
+    // NaN compares false with everything: recorded, it would let every later version through.
+    checkVersion(version, 'HooklineStoreObject');
     const now = Date.now();
     const record = await this.#storage.get<VersionRecord>(VERSION + key);
     if (record !== undefined && record.p > now && record.v >= version) return false;

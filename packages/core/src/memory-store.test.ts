@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from './memory-store';
+import { StoreDataError } from './store';
 
 // The full contract is checked by the conformance suite (test/stores/); these are the memory store's own rules.
 function clockStore(options: { maxEntries?: number; releasedTtlMs?: number } = {}) {
@@ -67,6 +68,26 @@ describe('memoryStore', () => {
     expect(await store.complete('k', 'a', 2 ** 33)).toBe(true);
     clock.now += 2 ** 32;
     expect(await store.claim('k', 'b', 1_000)).toEqual({ state: 'completed' });
+  });
+
+  it('refuses a version that is not a finite number at once (it answers synchronously), keeping the record it had', () => {
+    const { store } = clockStore();
+    expect(store.advanceVersion('v', 3, 60_000)).toBe(true);
+    for (const version of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, '4', undefined]) {
+      let thrown: unknown;
+      try {
+        store.advanceVersion('v', version as number, 60_000);
+      } catch (error) {
+        thrown = error;
+      }
+      // A data error (500), never recorded: a NaN would compare false with every later version.
+      expect(StoreDataError.is(thrown), String(version)).toBe(true);
+      expect((thrown as Error).message).toMatch(/^memoryStore: a version must be a finite number, got /);
+      expect(store.readVersion('v')).toBe(3);
+    }
+    // The guard still works: lower refused, higher recorded.
+    expect(store.advanceVersion('v', 2, 60_000)).toBe(false);
+    expect(store.advanceVersion('v', 4, 60_000)).toBe(true);
   });
 
   it('refuses a bad maxEntries', () => {

@@ -1,4 +1,4 @@
-import type { ClaimResult, IdempotencyStore } from './store';
+import { type ClaimResult, checkVersion, type IdempotencyStore } from './store';
 
 /** Options of `memoryStore()`. */
 export interface MemoryStoreOptions {
@@ -148,6 +148,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return record.version;
     },
     advanceVersion(key, version, retentionMs) {
+      // NaN compares false with everything: recorded, it would let every later version through.
+      checkVersion(version, 'memoryStore');
       const at = now();
       const record = versions.get(key);
       if (record !== undefined && record.expiresAt > at && record.version >= version) return false;

@@ -1,6 +1,6 @@
 import { type AttributeValue, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { StoreDataError } from '@hookline/core/adapter';
+import { checkVersion, StoreDataError } from '@hookline/core/adapter';
 
 /** The one method of the AWS SDK v3 `DynamoDBClient` the store calls (any v3 client fits). */
 export interface DynamoDbClientLike {
@@ -242,8 +242,7 @@ export function dynamoDbStore(options: DynamoDbStoreOptions): IdempotencyStore {
       return version === undefined || !(until > now()) ? undefined : Number(version);
     },
     async advanceVersion(key, version, retentionMs) {
-      if (typeof version !== 'number' || !Number.isFinite(version))
-        throw new RangeError(`dynamoDbStore: a version must be a finite number, got ${String(version)}`);
+      checkVersion(version, 'dynamoDbStore');
       const item = versionKey(key);
       const at = now();
       const until = at + ms('retentionMs', retentionMs);

@@ -291,9 +291,12 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     ? {
         transaction: mysqlTransaction(
           pool,
-          (key, token, retentionMs) => {
-            const retention = ms('retentionMs', retentionMs);
-            return { sql: sql.complete, values: [retention, retention, ...owned(key, token)] };
+          {
+            complete: (key, token, retentionMs) => {
+              const retention = ms('retentionMs', retentionMs);
+              return { sql: sql.complete, values: [retention, retention, ...owned(key, token)] };
+            },
+            advance: versions.advanceQuery,
           },
           timeout,
         ),

@@ -1,5 +1,7 @@
-// Transactional handlers (`receiver.on(…, { transactional: true })`): the handler's writes and its
-// completion record commit together, on one connection of the store's pool.
+// Transactional handlers (`receiver.on(…, { transactional: true })`): the handler's writes, its
+// completion record and (with an ordering guard) its version record commit together, on one
+// connection of the store's pool. The version rows live in a table of their own (`<table>_versions`),
+// InnoDB as the store's: one InnoDB transaction commits every table it wrote at once, or none.
 import type { MysqlValue } from './mysql-pool';
 
 /** A connection lent by a `mysql2/promise` Pool: what the handler gets as `context.transaction`. */
@@ -25,23 +27,40 @@ function isServerError(error: unknown): boolean {
   return typeof errno === 'number' && errno < 2000;
 }
 
+/** A statement with its values. */
+type MysqlQuery = { sql: string; values: MysqlValue[] };
+
 /**
  * The store's `transaction()`: START TRANSACTION on a pooled connection, `work(connection)`, then the
  * completion of `key` for `token` on that connection (an UPDATE that locks the row and matches only
- * while the token still holds the lease), then COMMIT. A throw in `work` rolls back and is rethrown; a
- * token that lost the lease rolls back and answers `completed: false`. A connection whose state is
- * unknown (a failed ROLLBACK or COMMIT, a lost connection) is destroyed, not given back.
+ * while the token still holds the lease), then with `version` the advance of that version record
+ * (versions.ts's compare-and-set: a version not higher changes nothing and the commit goes on), then
+ * COMMIT. A throw in `work` rolls back and is rethrown; a token that lost the lease rolls back and
+ * answers `completed: false`. A connection whose state is unknown (a failed ROLLBACK or COMMIT, a lost
+ * connection) is destroyed, not given back.
  */
 export function mysqlTransaction(
   pool: MysqlPoolLike,
-  completion: (key: string, token: string, retentionMs: number) => { sql: string; values: MysqlValue[] },
+  statements: {
+    complete: (key: string, token: string, retentionMs: number) => MysqlQuery;
+    advance: (key: string, version: number, retentionMs: number) => MysqlQuery;
+  },
   timeout: number,
 ) {
   return async function transaction<T>(
     work: (transaction: unknown) => Promise<T>,
-    options: { key: string; token: string; retentionMs: number },
+    options: {
+      key: string;
+      token: string;
+      retentionMs: number;
+      version?: { key: string; version: number; retentionMs: number };
+    },
   ): Promise<{ value: T; completed: boolean }> {
-    const complete = completion(options.key, options.token, options.retentionMs); // checks the key first
+    // Every argument is checked before a connection is borrowed and the work runs: a version that is
+    // not a finite number is refused here, not after the handler's writes.
+    const { version } = options;
+    const advance = version === undefined ? undefined : statements.advance(version.key, version.version, version.retentionMs);
+    const complete = statements.complete(options.key, options.token, options.retentionMs);
     const connection = await pool.getConnection();
     let broken = false;
     const send = (sql: string, values?: MysqlValue[]) => connection.query({ sql, timeout }, values);
@@ -77,6 +96,15 @@ export function mysqlTransaction(
       if (!completed) {
         await rollback();
         return { value, completed: false };
+      }
+      if (advance !== undefined) {
+        try {
+          // Not higher than the recorded version: the row keeps its values, and the completion still commits.
+          await send(advance.sql, advance.values);
+        } catch (error) {
+          await rollback();
+          throw error;
+        }
       }
       try {
         await send('COMMIT');

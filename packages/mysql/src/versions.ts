@@ -2,7 +2,7 @@
 // store's (`<table>_versions`, created by `ensureSchema()`): one row per resource and guarded handler,
 // its highest version processed (a DOUBLE: the JavaScript number, compared exactly), kept until
 // `expires_at` (milliseconds since the epoch on the database clock, as the store's other times).
-import { StoreDataError } from '@hookline/core/adapter';
+import { checkVersion, StoreDataError } from '@hookline/core/adapter';
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { DEFAULT_TABLE, MAX_KEY_BYTES, quoteIdentifier, type TableLocation } from './schema';
 
@@ -80,22 +80,28 @@ export function versionRecords(options: {
       }
     }
   }
+  /**
+   * The advance with its values, its arguments checked (a version that is not a finite number is a
+   * StoreDataError), for `advanceVersion` and for a transaction that advances with its completion.
+   */
+  function advanceQuery(key: string, version: number, retentionMs: number): { sql: string; values: MysqlValue[] } {
+    checkVersion(version, 'mysqlStore');
+    const bytes = keyBytes(key);
+    if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
+      throw new RangeError(`mysqlStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
+    }
+    const retention = Math.ceil(retentionMs);
+    return { sql: statements().advance, values: [bytes, version, retention, version, version, version, retention] };
+  }
   return {
     async readVersion(key: string): Promise<number | undefined> {
       const rows = (await send(statements().read, [keyBytes(key)])) as { version: number | string }[];
       return rows[0] === undefined ? undefined : Number(rows[0].version);
     },
+    advanceQuery,
     async advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean> {
-      if (typeof version !== 'number' || !Number.isFinite(version)) {
-        throw new RangeError(`mysqlStore: a version must be a finite number, got ${String(version)}`);
-      }
-      if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
-        throw new RangeError(`mysqlStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
-      }
-      const retention = Math.ceil(retentionMs);
-      const header = (await send(statements().advance, [keyBytes(key), version, retention, version, version, version, retention])) as {
-        insertId?: unknown;
-      };
+      const { sql, values } = advanceQuery(key, version, retentionMs);
+      const header = (await send(sql, values)) as { insertId?: unknown };
       return Number(header.insertId) === 1;
     },
     /** Deletes expired version rows; 0 when the table does not exist (a schema from before versions). */

@@ -191,7 +191,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       prepared ? { name: `hookline_${kind}_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text } : { text },
   );
   // Transactional handlers need connections to lend: offered with a pg Pool, not with a lone Client.
-  const transaction = lendsConnections(pool) ? { transaction: pgTransaction(pool, () => q.completeOne) } : {};
+  const transaction = lendsConnections(pool) ? { transaction: pgTransaction(pool, () => q.completeOne, versions.advanceQuery) } : {};
 
   return {
     table,

@@ -1,5 +1,8 @@
-// Transactional handlers (`receiver.on(…, { transactional: true })`): the handler's writes and its
-// completion record commit together, on one connection of the store's pool.
+// Transactional handlers (`receiver.on(…, { transactional: true })`): the handler's writes, its
+// completion record and (with an ordering guard) its version record commit together, on one
+// connection of the store's pool. The version rows live in a table of their own (`<table>_versions`),
+// in the same database and the same transaction: PostgreSQL commits every table a transaction wrote
+// at once, or none of them.
 import { asStoreDataError, checkKey } from './data-errors';
 
 /** A connection lent by a pg Pool (`pool.connect()`): what the handler gets as `context.transaction`. */
@@ -26,19 +29,36 @@ export function lendsConnections(pool: unknown): pool is PgPoolLike {
   return typeof candidate?.connect === 'function' && typeof candidate.totalCount === 'number' && typeof candidate.idleCount === 'number';
 }
 
+/** A statement with its values, as pg's `query()` takes it. */
+type PgQuery = { name?: string; text: string; values: unknown[] };
+
 /**
  * The store's `transaction()`: BEGIN on a pooled connection, `work(client)`, then the completion of
  * `key` for `token` on that connection (an UPDATE that locks the row, and matches only while the
- * token still holds the lease), then COMMIT. A throw in `work` rolls back and is rethrown; a token
- * that lost the lease (another attempt took the delivery over) rolls back and answers
- * `completed: false`. The connection is discarded, not reused, whenever its state is unknown.
+ * token still holds the lease), then with `completion.version` the advance of that version record
+ * (versions.ts's compare-and-set: a version not higher changes nothing and the commit goes on), then
+ * COMMIT. A throw in `work` rolls back and is rethrown; a token that lost the lease (another attempt
+ * took the delivery over) rolls back and answers `completed: false`. The connection is discarded, not
+ * reused, whenever its state is unknown.
  */
-export function pgTransaction(pool: PgPoolLike, complete: () => { name?: string; text: string }) {
+export function pgTransaction(
+  pool: PgPoolLike,
+  complete: () => { name?: string; text: string },
+  advance: (key: string, version: number, retentionMs: number) => PgQuery,
+) {
   return async function transaction<T>(
     work: (transaction: unknown) => Promise<T>,
-    completion: { key: string; token: string; retentionMs: number },
+    completion: {
+      key: string;
+      token: string;
+      retentionMs: number;
+      version?: { key: string; version: number; retentionMs: number };
+    },
   ): Promise<{ value: T; completed: boolean }> {
-    const { token, retentionMs } = completion;
+    const { token, retentionMs, version } = completion;
+    // Every argument is checked before a connection is borrowed and the work runs: a version that is
+    // not a finite number is refused here, not after the handler's writes.
+    const advanceVersion = version === undefined ? undefined : advance(version.key, version.version, version.retentionMs);
     const key = checkKey(completion.key);
     if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
       throw new RangeError(`postgresStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
@@ -86,6 +106,15 @@ export function pgTransaction(pool: PgPoolLike, complete: () => { name?: string;
       if (!completed) {
         await rollback();
         return { value, completed: false };
+      }
+      if (advanceVersion !== undefined) {
+        try {
+          // Not higher than the recorded version: no row changes, and the completion still commits.
+          await client.query(advanceVersion);
+        } catch (error) {
+          await rollback();
+          throw asStoreDataError(error);
+        }
       }
       try {
         await client.query({ text: 'COMMIT' });

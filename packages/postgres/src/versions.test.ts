@@ -22,10 +22,18 @@ describe.skipIf(!server.reachable)('postgresStore version records', () => {
     const store = postgresStore({ pool, schema });
     await store.ensureSchema();
     const key = `version:wdl_${randomUUID()}`;
-    for (const version of [Number.NaN, Number.POSITIVE_INFINITY, '5' as unknown as number]) {
-      await expect(store.advanceVersion(key, version, 60_000)).rejects.toThrow(
-        new RangeError(`postgresStore: a version must be a finite number, got ${String(version)}`),
+    for (const [version, shown] of [
+      [Number.NaN, 'NaN'],
+      [Number.POSITIVE_INFINITY, 'Infinity'],
+      ['5', '"5"'],
+    ] as const) {
+      const refusal = await store.advanceVersion(key, version as number, 60_000).then(
+        () => undefined,
+        (error: unknown) => error,
       );
+      // A data error (500), not an outage (503): the same refusal every store gives.
+      expect(StoreDataError.is(refusal), String(refusal)).toBe(true);
+      expect((refusal as Error).message).toBe(`postgresStore: a version must be a finite number, got ${shown}`);
     }
     for (const retentionMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY, '60000' as unknown as number]) {
       await expect(store.advanceVersion(key, 1, retentionMs)).rejects.toThrow(

@@ -1,6 +1,7 @@
 // Version records for ordering guards (`receiver.on(…, { order })`), in a table of their own beside the
 // store's (`<table>_versions`, created by schemaSql/ensureSchema): one row per resource and guarded
 // handler, holding the highest version processed, kept until `expires_at` on the database clock.
+import { checkVersion } from '@hookline/core/adapter';
 import { asStoreDataError, checkKey } from './data-errors';
 import type { PgQueryable } from './pg-pool';
 
@@ -58,6 +59,19 @@ export function versionRecords(
       throw asStoreDataError(error);
     }
   };
+  /**
+   * The advance as a query, its arguments checked (a version that is not a finite number is a
+   * StoreDataError), for `advanceVersion` and for a transaction that advances with its completion. A
+   * row comes back only when it advanced.
+   */
+  function advanceQuery(key: string, version: number, retentionMs: number): { name?: string; text: string; values: unknown[] } {
+    checkVersion(version, 'postgresStore');
+    checkKey(key);
+    if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
+      throw new RangeError(`postgresStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
+    }
+    return { ...named('version_advance', statements().advance), values: [key, version, retentionMs] };
+  }
   return {
     async readVersion(key: string): Promise<number | undefined> {
       const text = statements().read;
@@ -65,15 +79,10 @@ export function versionRecords(
       const row = result.rows[0] as { version: number | string } | undefined;
       return row === undefined ? undefined : Number(row.version);
     },
+    advanceQuery,
     async advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean> {
-      if (typeof version !== 'number' || !Number.isFinite(version)) {
-        throw new RangeError(`postgresStore: a version must be a finite number, got ${String(version)}`);
-      }
-      if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
-        throw new RangeError(`postgresStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
-      }
-      const text = statements().advance;
-      const result = await one(() => pool.query({ ...named('version_advance', text), values: [checkKey(key), version, retentionMs] }));
+      const query = advanceQuery(key, version, retentionMs);
+      const result = await one(() => pool.query(query));
       return result.rowCount === 1;
     },
     /** Deletes expired version rows; 0 when the table does not exist (a schema from before versions). */

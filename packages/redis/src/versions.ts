@@ -1,7 +1,7 @@
 // Version records for ordering guards (`receiver.on(…, { order })`): one string per resource and
 // guarded handler, holding the highest version processed, kept for the retention on the Redis clock
 // (PX). Each script touches one key, so it runs on any Redis Cluster node.
-import { StoreDataError } from '@hookline/core/adapter';
+import { checkVersion, StoreDataError } from '@hookline/core/adapter';
 import { loadScript, type ScriptRunner } from './redis-client';
 import { isWellFormed } from './redis-key';
 
@@ -39,13 +39,6 @@ return 1
 
 const SCRIPTS = { read: loadScript(READ_VERSION), advance: loadScript(ADVANCE_VERSION) };
 
-function checkVersion(version: number): string {
-  if (typeof version !== 'number' || !Number.isFinite(version)) {
-    throw new RangeError(`redisStore: a version must be a finite number, got ${String(version)}`);
-  }
-  return String(version);
-}
-
 function checkRetention(retentionMs: number): string {
   if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
     throw new RangeError(`redisStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
@@ -65,7 +58,7 @@ export function versionRecords(run: ScriptRunner, prefix: string) {
       return version;
     },
     async advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean> {
-      const args = [checkVersion(version), checkRetention(retentionMs)];
+      const args = [String(checkVersion(version, 'redisStore')), checkRetention(retentionMs)];
       return Number(await run(SCRIPTS.advance, versionKey(prefix, key), args)) === 1;
     },
   };

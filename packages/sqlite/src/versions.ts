@@ -2,6 +2,7 @@
 // store's (`<table>_versions`), created the first time a guard uses it: one row per resource and
 // guarded handler, its highest version processed (a REAL: the JavaScript number, compared exactly),
 // kept until `expires_at` (milliseconds since the epoch, the process clock, as the store's other times).
+import { checkVersion } from '@hookline/core/adapter';
 import type { SqliteDatabaseLike, SqliteStatementLike, SqliteValue } from './database';
 import { quoteIdentifier } from './schema';
 
@@ -66,9 +67,7 @@ WHERE version < excluded.version OR expires_at <= ?`),
     advanceVersion: (key: string, version: number, retentionMs: number) =>
       operation(() => {
         checkKey(key);
-        if (typeof version !== 'number' || !Number.isFinite(version)) {
-          throw new RangeError(`sqliteStore: a version must be a finite number, got ${String(version)}`);
-        }
+        checkVersion(version, 'sqliteStore');
         if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
           throw new RangeError(`sqliteStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
         }

@@ -3,6 +3,7 @@
 // version records of ordering guards, which only stores offering `readVersion`/`advanceVersion` have.
 import { randomUUID } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
+import { StoreDataError } from '@hookline/core/adapter';
 import { describe, expect, it } from 'vitest';
 
 /** What the sections need from `describeStoreConformance`. */
@@ -196,6 +197,38 @@ export function describeVersionRecords(context: GuaranteeSectionContext): void {
         expect(await store.advanceVersion(k, 2, LONG_MS)).toBe(true);
         await wait(shortMs + 50 + retentionSlackMs);
         expect(await store.readVersion(k)).toBe(2);
+      }));
+
+    it('refuses a version it could not compare (NaN, ±Infinity, not a number) with StoreDataError, recording nothing', () =>
+      withStore(async ({ raw }) => {
+        const store = versionsOf(raw);
+        const fresh = key('version-refused-new');
+        const held = key('version-refused-held');
+        expect(await store.advanceVersion(held, 7, LONG_MS)).toBe(true);
+        // NaN compares false with everything: recorded, it would turn the guard off for good.
+        const refused: unknown[] = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, '8', undefined, null];
+        // Every outcome at once, so a failure shows what the store did with each of them.
+        const outcomes: Record<string, string> = {};
+        for (const k of [fresh, held]) {
+          for (const version of refused) {
+            const label = `${k === fresh ? 'a new key' : 'a key at 7'}, ${typeof version === 'string' ? `'${version}'` : String(version)}`;
+            try {
+              // A store may refuse synchronously or reject: both count.
+              outcomes[label] = `answered ${String(await store.advanceVersion(k, version as number, LONG_MS))}`;
+            } catch (error) {
+              outcomes[label] = StoreDataError.is(error) ? 'refused' : `threw ${String(error)}`;
+            }
+          }
+        }
+        expect(outcomes).toEqual(Object.fromEntries(Object.keys(outcomes).map((label) => [label, 'refused'])));
+        // Nothing was recorded, and the records go on as before.
+        expect(await store.readVersion(fresh)).toBeUndefined();
+        expect(await store.readVersion(held)).toBe(7);
+        expect(await store.advanceVersion(held, 6, LONG_MS)).toBe(false);
+        expect(await store.advanceVersion(held, 8, LONG_MS)).toBe(true);
+        expect(await store.readVersion(held)).toBe(8);
+        expect(await store.advanceVersion(fresh, 1, LONG_MS)).toBe(true);
+        expect(await store.readVersion(fresh)).toBe(1);
       }));
 
     it('keeps version records apart per key, and apart from claim records of the same key', () =>
