@@ -151,6 +151,23 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() and version rec
     expect(runs).toBe(2);
   });
 
+  it('advances a guarded transactional handler’s version in its transaction, end to end: an older delivery is then skipped', async () => {
+    const receiver = createReceiver({ secret: SECRET, store, namespace: `hookline-${schema}:` });
+    const written: number[] = [];
+    receiver.on(
+      'line.status_changed',
+      async (delivery, context) => {
+        await (context.transaction as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [delivery.deliveryId]);
+        written.push(Number(delivery.data.seq));
+      },
+      { name: 'status', transactional: true, order: { key: (d) => String(d.data.lineId), version: (d) => Number(d.data.seq) } },
+    );
+    expect((await receiver.handle(signed('line.status_changed', { lineId: 'lin_tx', seq: 2 }))).status).toBe(200);
+    expect(await store.readVersion(`hookline-${schema}:order:status:version:lin_tx`)).toBe(2);
+    expect((await receiver.handle(signed('line.status_changed', { lineId: 'lin_tx', seq: 1 }))).status).toBe(200);
+    expect(written).toEqual([2]);
+  });
+
   it('keeps version records in <table>_versions, on the database clock, and prune() deletes the expired ones', async () => {
     const k = key('version');
     expect(await store.advanceVersion(k, 5, 100)).toBe(true);
