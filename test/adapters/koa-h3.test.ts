@@ -1,18 +1,19 @@
-// What only Koa and h3 have: Koa's body parsers and ctx, h3 v1's raw-body cache, h3 v2's Web request
-// and its body limit. Over real HTTP on 127.0.0.1.
-import { createServer, type RequestListener } from 'node:http';
+// What only Koa and h3 have: Koa's body parsers and ctx, h3 v1's raw-body cache, h3 v2's Web request,
+// node's request behind it, and its body limit. Over real HTTP on 127.0.0.1.
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import { webhookHandler } from '@hookline/h3';
 import { webhookMiddleware } from '@hookline/koa';
-import { bodyLimit, H3, readRawBody, toNodeHandler } from 'h3';
+import express from 'express';
+import { bodyLimit, fromNodeHandler, H3, readRawBody, toNodeHandler } from 'h3';
 import { createApp, readBody as readBodyV1, toNodeListener, useBase } from 'h3-v1';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSignedDelivery } from './support/deliveries';
-import { post } from './support/http';
+import { post, postSlowly } from './support/http';
 import { closeServer, listen } from './support/targets';
-import { createTestReceiver, type Run } from './support/test-receiver';
+import { createTestReceiver, type Run, SLOW_BODY_TIMEOUT_MS } from './support/test-receiver';
 
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(async () => {
@@ -25,9 +26,9 @@ async function serve(listener: RequestListener): Promise<string> {
   return listen(server);
 }
 
-function recording() {
+function recording(options: { bodyTimeoutMs?: number } = {}) {
   const runs: Run[] = [];
-  const receiver = createTestReceiver((run) => runs.push(run));
+  const receiver = createTestReceiver((run) => runs.push(run), options);
   return { receiver, notes: () => runs.filter((run) => run.outcome === 'started').map((run) => run.note) };
 }
 
@@ -124,6 +125,51 @@ describe('h3 v2', () => {
     const delivery = createSignedDelivery();
     const answer = await post(`${await serve(toNodeHandler(app))}/webhooks`, delivery.body, delivery.headers);
     expect(answer.status).toBe(413);
+  });
+
+  it('keeps a tighter bodyLimit() for a chunked body too, where no Content-Length tells h3 the size first', async () => {
+    const { receiver, notes } = recording();
+    const app = new H3();
+    app.post('/webhooks', webhookHandler(receiver), { middleware: [bodyLimit(100)] });
+    const delivery = createSignedDelivery();
+    // The whole body but one byte, chunked: h3's limit is passed long before it could end.
+    const { answer } = await postSlowly(`${await serve(toNodeHandler(app))}/webhooks`, delivery.body, delivery.headers, {
+      chunked: true,
+      sentBytes: delivery.body.byteLength,
+      timeoutMs: 10_000,
+    });
+    expect(answer?.status).toBe(413);
+    expect(notes()).toEqual([]);
+  });
+
+  it("behind bodyLimit() (h3 reads the Web request's stream), a stalled body still gets hookline's 408 and connection: close", async () => {
+    const { receiver } = recording({ bodyTimeoutMs: SLOW_BODY_TIMEOUT_MS });
+    const app = new H3();
+    app.post('/webhooks', webhookHandler(receiver), { middleware: [bodyLimit(64 * 1024)] });
+    const delivery = createSignedDelivery();
+    const { answer } = await postSlowly(`${await serve(toNodeHandler(app))}/webhooks`, delivery.body, delivery.headers, {
+      chunked: true,
+      sentBytes: delivery.body.byteLength / 2,
+      timeoutMs: SLOW_BODY_TIMEOUT_MS + 10_000,
+    });
+    expect(answer?.status).toBe(408);
+    expect(answer?.json.error).toMatchObject({ code: 'REQUEST_TIMEOUT', details: { limitMs: SLOW_BODY_TIMEOUT_MS } });
+    expect(answer?.headers.connection).toBe('close');
+  });
+
+  it('answers a body a Node parser consumed in front of h3 (express.json() through fromNodeHandler) with the configuration error', async () => {
+    const { receiver, notes } = recording();
+    const app = new H3();
+    const json = express.json();
+    // h3 types node's request as HTTP/1 or HTTP/2; this server is HTTP/1, which is what express.json() takes.
+    app.use(fromNodeHandler((req, res, next) => json(req as IncomingMessage, res as ServerResponse, next)));
+    app.post('/webhooks', webhookHandler(receiver));
+    const delivery = createSignedDelivery();
+    const answer = await post(`${await serve(toNodeHandler(app))}/webhooks`, delivery.body, delivery.headers);
+    expect(answer.status).toBe(500);
+    expect(answer.json.error?.code).toBe('CONFIGURATION_ERROR');
+    expect(answer.json.error?.message).toContain('mount the webhook route before');
+    expect(notes()).toEqual([]);
   });
 
   it('refuses a body a middleware read with readRawBody() (h3 v2 keeps no copy), naming the fix', async () => {

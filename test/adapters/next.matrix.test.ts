@@ -33,6 +33,7 @@ for (const major of NEXT_MAJORS) {
 
   describeAdapterScenarios(`Next ${major} App Router`, () => ({
     url: `${server().base}/webhooks`,
+    slowUrl: `${server().base}/slow`,
     misconfiguredUrl: `${server().base}/misconfigured`,
     fixHint: 'request.clone()',
     runs,
@@ -40,6 +41,7 @@ for (const major of NEXT_MAJORS) {
 
   describeAdapterScenarios(`Next ${major} Pages Router`, () => ({
     url: `${server().base}/api/webhooks`,
+    slowUrl: `${server().base}/api/slow`,
     misconfiguredUrl: `${server().base}/api/misconfigured`,
     fixHint: 'bodyParser: false',
     runs,

@@ -1,5 +1,6 @@
 // One adapter in a process of its own, so the transport tests can load the CPU around it and read its
-// memory (RSS) from /proc. Env: ADAPTER (node | express4 | express5 | hono | fastify), SLOW_BODY_TIMEOUT_MS.
+// memory (RSS) from /proc. Env: ADAPTER (node | express4 | express5 | hono | fastify | h3v1 | h3v2),
+// SLOW_BODY_TIMEOUT_MS.
 // Serves /webhooks (a receiver with the default limits) and /slow (bodyTimeoutMs: SLOW_BODY_TIMEOUT_MS),
 // mounted the way the READMEs say; prints {"port":N} once listening.
 import { createServer, type Server } from 'node:http';
@@ -8,10 +9,13 @@ import { serve } from '@hono/node-server';
 import { createNodeHandler, createReceiver } from '@hookline/core';
 import { webhookHandler as expressWebhookHandler } from '@hookline/express';
 import { hooklinePlugin } from '@hookline/fastify';
+import { webhookHandler as h3WebhookHandler } from '@hookline/h3';
 import { webhookHandler as honoWebhookHandler } from '@hookline/hono';
 import express4 from 'express4';
 import express5 from 'express';
 import Fastify from 'fastify';
+import { H3, toNodeHandler } from 'h3';
+import { createApp, toNodeListener } from 'h3-v1';
 import { Hono } from 'hono';
 import { listenOnLoopback } from '../support/loopback';
 
@@ -60,6 +64,17 @@ async function start(): Promise<number> {
       await app.register(hooklinePlugin, { receiver: slow, path: '/slow' });
       await app.listen({ port: 0, host: '127.0.0.1' });
       return (app.server.address() as AddressInfo).port;
+    }
+    case 'h3v1': {
+      // Mounted for every method, as the README says.
+      const app = createApp();
+      app.use('/webhooks', h3WebhookHandler(receiver));
+      app.use('/slow', h3WebhookHandler(slow));
+      return listen(createServer(toNodeListener(app)));
+    }
+    case 'h3v2': {
+      const app = new H3().all('/webhooks', h3WebhookHandler(receiver)).all('/slow', h3WebhookHandler(slow));
+      return listen(createServer(toNodeHandler(app)));
     }
     default:
       throw new Error(`transport-server: unknown ADAPTER ${adapter}`);

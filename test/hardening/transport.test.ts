@@ -59,3 +59,5 @@ describeTransportScenarios('Express 4', () => startServer('express4'));
 describeTransportScenarios('Express 5', () => startServer('express5'));
 describeTransportScenarios('Hono on @hono/node-server', () => startServer('hono'));
 describeTransportScenarios('Fastify', () => startServer('fastify'));
+describeTransportScenarios('h3 v1 (toNodeListener)', () => startServer('h3v1'));
+describeTransportScenarios('h3 v2 (toNodeHandler)', () => startServer('h3v2'));

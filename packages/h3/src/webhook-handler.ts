@@ -1,6 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createNodeHandler, HooklineError, type ReceiverEndpoint } from '@hookline/core';
-import { bodyAlreadyParsed, methodNotAllowed, type NodeRequest, type ReceiverAnswer, readRequestBody } from '@hookline/core/adapter';
+import {
+  bodyAlreadyParsed,
+  type LingerOptions,
+  lingerAfterAnswer,
+  methodNotAllowed,
+  type NodeBodyOptions,
+  type NodeRequest,
+  type ReceiverAnswer,
+  readNodeBody,
+  readRequestBody,
+} from '@hookline/core/adapter';
 
 const H3_FIX =
   "Something read the body as text, JSON or form data before hookline did (h3 v2's readBody(), readValidatedBody() or event.req.json(), or a Node body parser in front of h3): mount the webhook route before that middleware (on h3 v1, readBody() keeps the raw bytes, so it may run first).";
@@ -10,15 +20,30 @@ type NodeBridge = ReturnType<typeof createNodeHandler>;
 /** Where h3 v1's readBody()/readRawBody() keep the raw bytes they read (`Symbol.for`, shared with h3). */
 const H3_V1_RAW_BODY = Symbol.for('h3RawBody');
 
+/** Options of `webhookHandler()`. */
+export interface H3WebhookOptions {
+  /**
+   * On Node (h3 v1, and h3 v2 served by node:http): bounds of the lingering close after an answer
+   * given before the whole body was read (413, 408, 405 to a request with a body): the rest is read
+   * and discarded so the client reads the answer instead of a reset.
+   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
+   */
+  linger?: LingerOptions;
+}
+
 /** The parts of an h3 v1 event the handler uses (`event.node`). */
 interface H3V1EventLike {
   node: { req: IncomingMessage; res: ServerResponse };
 }
 
-/** The parts of an h3 v2 event the handler uses (`event.req` is a Web `Request`). */
+/**
+ * The parts of an h3 v2 event the handler uses (`event.req` is a Web `Request`; `event.runtime.node`
+ * holds node's request when node:http serves it).
+ */
 interface H3V2EventLike {
   req: Request;
   res: { status?: number; headers: Headers };
+  runtime?: { node?: { req?: unknown } };
 }
 
 /** An h3 v1 or v2 event, structurally, so neither major's types are needed. */
@@ -31,15 +56,40 @@ function isV2(event: H3EventLike): event is H3V2EventLike {
   return typeof (event as Partial<H3V2EventLike>).req?.arrayBuffer === 'function';
 }
 
+/** h3 v2 served by node:http (srvx): node's request behind `event.req`. */
+function nodeIncoming(event: H3V2EventLike): NodeRequest | undefined {
+  const incoming = event.runtime?.node?.req as Partial<NodeRequest> | undefined;
+  if (incoming === undefined || typeof incoming.on !== 'function' || typeof incoming.headers !== 'object') return undefined;
+  return incoming as NodeRequest;
+}
+
 /**
- * h3 v2: the bytes of `event.req`, h3's own Web request on every runtime, read as h3 reads it. It
- * streams with the receiver's limit, and under any tighter one `bodyLimit()`/`assertBodySize()` set.
+ * Whether node's request is to be read as node's: nothing opened the Web `Request`'s stream over it
+ * (which would take the bytes), or a Node middleware already consumed it, leaving a raw parser's
+ * Buffer or a parse that `readNodeBody` recognises (the configuration error, naming the fix).
  */
-async function answerV2(receiver: ReceiverEndpoint, event: H3V2EventLike): Promise<ReceiverAnswer> {
+function readAsNode(incoming: NodeRequest): boolean {
+  return incoming.readableFlowing === null || incoming.readableEnded;
+}
+
+/**
+ * h3 v2: the bytes of the request. Served by node:http, node's request is read as the core bridge
+ * reads it: the receiver's size and time limits, and a lingering close after a 413 or 408. (Refused
+ * through the Web stream, the read would cancel that stream, which destroys node's request: nothing
+ * could then read and discard the rest of the body, and a client still sending would meet a reset
+ * instead of the answer.) Elsewhere (Bun, Deno, Workers, `app.fetch()`), or once something opened the
+ * Web request's stream over node's request (h3's `bodyLimit()` does), `event.req` is read as h3 reads
+ * it, streamed with the same limits.
+ */
+async function answerV2(receiver: ReceiverEndpoint, event: H3V2EventLike, bodyOptions: NodeBodyOptions): Promise<ReceiverAnswer> {
   const request = event.req;
   if (request.method !== 'POST') return receiver.answerError(methodNotAllowed(request.method));
   if (request.bodyUsed) return receiver.answerError(bodyAlreadyParsed(H3_FIX));
-  const body = await readRequestBody(request, receiver.maxBodyBytes);
+  const incoming = nodeIncoming(event);
+  const body =
+    incoming !== undefined && readAsNode(incoming)
+      ? await readNodeBody(incoming, receiver.maxBodyBytes, bodyOptions)
+      : await readRequestBody(request, receiver.maxBodyBytes, receiver.bodyTimeoutMs);
   return receiver.handle({ body, headers: request.headers, url: request.url });
 }
 
@@ -61,10 +111,12 @@ function serveV1(bridge: NodeBridge, req: NodeRequest & { [H3_V1_RAW_BODY]?: unk
 
 /**
  * An h3 event handler that serves a hookline receiver, on h3 v1 (Nuxt 3/4 server routes, Nitro 2)
- * and h3 v2 (Nitro 3, `H3` apps). It streams the body with the receiver's size limit (413 before an
- * oversized body is buffered): node's request through the core bridge on v1, h3's Web request on v2. Bytes
- * h3 v1 already read (a middleware called `readBody`) are taken from h3's cache; a body h3 v2 already
- * decoded is answered 500 `CONFIGURATION_ERROR`, naming the fix.
+ * and h3 v2 (Nitro 3, `H3` apps). It streams the body with the receiver's size and time limits (413
+ * before an oversized body is buffered, 408 for one that has not arrived whole within
+ * `bodyTimeoutMs`): node's request through the core bridge on v1 and on v2 served by node:http, with a
+ * lingering close after such an answer; h3's Web request elsewhere. Bytes h3 v1 already read (a
+ * middleware called `readBody`) are taken from h3's cache; a body h3 v2 already decoded is answered
+ * 500 `CONFIGURATION_ERROR`, naming the fix.
  *
  * @example
  * // server/api/webhooks.post.ts (Nuxt)
@@ -72,26 +124,34 @@ function serveV1(bridge: NodeBridge, req: NodeRequest & { [H3_V1_RAW_BODY]?: unk
  * // h3 v2
  * app.post('/webhooks', webhookHandler(receiver));
  */
-export function webhookHandler(receiver: ReceiverEndpoint): H3WebhookHandler {
-  const bridge = createNodeHandler(receiver, { parsedBodyFix: H3_FIX });
+export function webhookHandler(receiver: ReceiverEndpoint, options: H3WebhookOptions = {}): H3WebhookHandler {
+  const { linger } = options;
+  const bridge = createNodeHandler(receiver, { parsedBodyFix: H3_FIX, linger });
+  const bodyOptions: NodeBodyOptions = { fix: H3_FIX, timeoutMs: receiver.bodyTimeoutMs, linger };
   const handler = (event: H3EventLike): Promise<string | undefined> => {
     // h3 v2's event.req is a Web Request (v2 also has a `node` alias, so that cannot tell them apart).
     // On v1 the answer is written on node's response: h3 sees the event handled and adds nothing.
     // The bridge's promise resolves to undefined once the answer is written, as h3 v1 expects.
     if (!isV2(event)) return serveV1(bridge, event.node.req, event.node.res) as Promise<undefined>;
-    return serveV2(receiver, event);
+    return serveV2(receiver, event, bodyOptions);
   };
   return Object.assign(handler, { __is_handler__: true as const });
 }
 
 /** h3 v2: the answer's status and headers set on h3's response, its body returned for h3 to send. */
-async function serveV2(receiver: ReceiverEndpoint, event: H3V2EventLike): Promise<string> {
+async function serveV2(receiver: ReceiverEndpoint, event: H3V2EventLike, bodyOptions: NodeBodyOptions): Promise<string> {
   let answer: ReceiverAnswer;
   try {
-    answer = await answerV2(receiver, event);
+    answer = await answerV2(receiver, event, bodyOptions);
   } catch (error) {
     if (!HooklineError.is(error)) throw error;
     answer = receiver.answerError(error);
+  }
+  // Answered before the body was read whole (405, 413, 408): on node:http, read and discard the rest
+  // after the answer so the client reads it instead of a reset (a no-op when the body was read).
+  if (answer.status >= 400) {
+    const incoming = nodeIncoming(event);
+    if (incoming !== undefined && lingerAfterAnswer(incoming, bodyOptions.linger)) answer.headers.connection = 'close';
   }
   event.res.status = answer.status;
   for (const [name, value] of Object.entries(answer.headers)) event.res.headers.set(name, value);

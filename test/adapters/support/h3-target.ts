@@ -12,12 +12,16 @@ import { closeServer, listen, type RunningTarget, receivers } from './targets';
 export const H3_FIX_HINT = 'mount the webhook route before';
 
 export async function startH3(version: 1 | 2): Promise<RunningTarget> {
-  const { runs, receiver, misconfigured } = receivers();
+  const { runs, receiver, misconfigured, slow } = receivers();
   let listener: Parameters<typeof createServer>[1];
   if (version === 1) {
     const app = createApp();
     app.use('/misconfigured', fromNodeMiddleware(express.json()));
-    app.use(createRouter().post('/webhooks', webhookHandler(receiver)).post('/misconfigured', webhookHandler(misconfigured)));
+    const router = createRouter()
+      .post('/webhooks', webhookHandler(receiver))
+      .post('/slow', webhookHandler(slow))
+      .post('/misconfigured', webhookHandler(misconfigured));
+    app.use(router);
     listener = toNodeListener(app);
   } else {
     const app = new H3();
@@ -25,6 +29,7 @@ export async function startH3(version: 1 | 2): Promise<RunningTarget> {
       await readBody(event);
     });
     app.post('/webhooks', webhookHandler(receiver));
+    app.post('/slow', webhookHandler(slow));
     app.post('/misconfigured', webhookHandler(misconfigured));
     listener = toNodeHandler(app);
   }
@@ -32,6 +37,7 @@ export async function startH3(version: 1 | 2): Promise<RunningTarget> {
   const base = await listen(server);
   return {
     url: `${base}/webhooks`,
+    slowUrl: `${base}/slow`,
     misconfiguredUrl: `${base}/misconfigured`,
     fixHint: H3_FIX_HINT,
     runs: async () => runs,

@@ -72,3 +72,72 @@ export function postUntilAnswered(
     pump();
   });
 }
+
+/** What a stalled or trickling client read back, and when. */
+export interface SlowAnswer {
+  /** The answer, when one came before the client gave up. */
+  answer?: Answer;
+  /** Milliseconds from the request head being sent to the answer (or to giving up). */
+  ms: number;
+}
+
+/**
+ * Sends the head and the first `sentBytes` of `body`, then never completes it: with `trickleMs`, one
+ * more byte every `trickleMs` (stopping one byte short of the end), else silence. With `chunked` the
+ * request has no Content-Length; otherwise it declares the whole body's. Only a server with a time
+ * limit on the whole body can answer; the client waits at most `timeoutMs` for it.
+ */
+export function postSlowly(
+  url: string,
+  body: Uint8Array,
+  headers: Record<string, string>,
+  options: { sentBytes: number; chunked?: boolean; trickleMs?: number; timeoutMs: number },
+): Promise<SlowAnswer> {
+  const { sentBytes, chunked = false, trickleMs, timeoutMs } = options;
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    let started = 0;
+    let settled = false;
+    let trickle: ReturnType<typeof setInterval> | undefined;
+    const finish = (answer?: Answer) => {
+      if (settled) return;
+      settled = true;
+      clearInterval(trickle);
+      clearTimeout(giveUp);
+      resolve({ answer, ms: performance.now() - started });
+      req.destroy();
+    };
+    const giveUp = setTimeout(() => finish(), timeoutMs);
+    const req = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: chunked ? headers : { ...headers, 'content-length': String(body.byteLength) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          finish({ status: res.statusCode ?? 0, headers: res.headers, json: text === '' ? {} : JSON.parse(text) });
+        });
+        res.on('error', (error) => (settled ? undefined : reject(error)));
+      },
+    );
+    // A server that answers and closes while bytes are still trickling in is doing its job.
+    req.on('error', (error) => (settled ? undefined : reject(error)));
+    req.flushHeaders();
+    started = performance.now();
+    let sent = Math.min(Math.floor(sentBytes), body.byteLength - 1);
+    req.write(body.subarray(0, sent));
+    if (trickleMs !== undefined) {
+      trickle = setInterval(() => {
+        if (sent >= body.byteLength - 1 || req.destroyed) return clearInterval(trickle);
+        req.write(body.subarray(sent, sent + 1));
+        sent += 1;
+      }, trickleMs);
+    }
+  });
+}

@@ -10,14 +10,15 @@ import { closeServer, listen, type RunningTarget, receivers } from './targets';
 
 /** Koa 3 mounts the route with @koa/router, Koa 2 with `app.use(…, { path })`: both styles are covered. */
 export async function startKoa(version: 2 | 3): Promise<RunningTarget> {
-  const { runs, receiver, misconfigured } = receivers();
+  const { runs, receiver, misconfigured, slow } = receivers();
   const app = version === 3 ? new Koa3() : new Koa2();
   app.silent = true;
   if (version === 3) {
-    const webhooks = new Router().post('/webhooks', webhookMiddleware(receiver));
+    const webhooks = new Router().post('/webhooks', webhookMiddleware(receiver)).post('/slow', webhookMiddleware(slow));
     app.use(webhooks.routes());
   } else {
     app.use(webhookMiddleware(receiver, { path: '/webhooks' }));
+    app.use(webhookMiddleware(slow, { path: '/slow' }));
   }
   app.use(bodyParser());
   const late = new Router().post('/misconfigured', webhookMiddleware(misconfigured));
@@ -26,6 +27,7 @@ export async function startKoa(version: 2 | 3): Promise<RunningTarget> {
   const base = await listen(server);
   return {
     url: `${base}/webhooks`,
+    slowUrl: `${base}/slow`,
     misconfiguredUrl: `${base}/misconfigured`,
     fixHint: 'app.use(bodyParser())',
     runs: async () => runs,

@@ -36,18 +36,25 @@ async function nestApp(platform: NestPlatform, receiver: Receiver<MatrixEvents>,
   return app;
 }
 
-/** Two Nest apps on one platform: the good one (with `rawBody` as given) and the misconfigured one. */
+const webhooksUrl = async (app: Awaited<ReturnType<typeof nestApp>>) => `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/webhooks`;
+
+/**
+ * Three Nest apps on one platform (one HooklineModule each): the good one (with `rawBody` as given),
+ * the one with the small body-read time limit, mounted the same way, and the misconfigured one.
+ */
 export async function startNest(platform: NestPlatform, options: { rawBody?: boolean } = {}): Promise<RunningTarget> {
-  const { runs, receiver, misconfigured } = receivers();
+  const { runs, receiver, misconfigured, slow } = receivers();
   const good = await nestApp(platform, receiver, options.rawBody ?? false, false);
+  const slowApp = await nestApp(platform, slow, options.rawBody ?? false, false);
   const bad = await nestApp(platform, misconfigured, options.rawBody ?? false, true);
   return {
-    url: `${(await good.getUrl()).replace('[::1]', '127.0.0.1')}/webhooks`,
-    misconfiguredUrl: `${(await bad.getUrl()).replace('[::1]', '127.0.0.1')}/webhooks`,
+    url: await webhooksUrl(good),
+    slowUrl: await webhooksUrl(slowApp),
+    misconfiguredUrl: await webhooksUrl(bad),
     fixHint: platform === 'express' ? 'rawBody: true' : 'onRequest',
     runs: async () => runs,
     close: async () => {
-      await Promise.all([good.close(), bad.close()]);
+      await Promise.all([good.close(), slowApp.close(), bad.close()]);
     },
   };
 }

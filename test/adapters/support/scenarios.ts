@@ -1,8 +1,8 @@
 // One scenario list, run against every adapter over real HTTP (docs/ARCHITECTURE.md, "Conventions").
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSignedDelivery, signBytes } from './deliveries';
-import { post, postUntilAnswered } from './http';
-import { MATRIX_MAX_BODY, type Run } from './test-receiver';
+import { post, postSlowly, postUntilAnswered } from './http';
+import { MATRIX_MAX_BODY, type Run, SLOW_BODY_TIMEOUT_MS } from './test-receiver';
 
 /** One adapter served on 127.0.0.1, as the scenarios see it. */
 export interface AdapterTarget {
@@ -10,6 +10,8 @@ export interface AdapterTarget {
   url: string;
   /** The same receiver behind a framework that already parsed the body. */
   misconfiguredUrl: string;
+  /** The same adapter serving a receiver with `bodyTimeoutMs: SLOW_BODY_TIMEOUT_MS`. */
+  slowUrl: string;
   /** A piece of the configuration error's message that names this framework's fix. */
   fixHint: string;
   /** Every handler run so far (across processes for Next). */
@@ -116,6 +118,28 @@ export function describeAdapterScenarios(name: string, start: () => Promise<Adap
       expect(answer.status).toBe(413);
       expect(answer.json.error?.code).toBe('PAYLOAD_TOO_LARGE');
       expect(sentBytes).toBeLessThanOrEqual(slices * 16 * 1024);
+    });
+
+    // The limit is on the whole body, not on silence: a client that keeps sending a byte now and then
+    // is cut off at the same time as one that stops. The upper bound is only slack for a loaded
+    // machine: a server without the limit never answers, and the client gives up long after it.
+    it.each([
+      ['Content-Length, half the body, then a byte every 100 ms', { chunked: false, trickleMs: 100 }],
+      ['chunked, half the body, then silence', { chunked: true }],
+    ] as const)('a body that has not arrived whole within bodyTimeoutMs → 408 REQUEST_TIMEOUT (%s)', async (_, shape) => {
+      const delivery = createSignedDelivery();
+      const { answer, ms } = await postSlowly(target.slowUrl, delivery.body, delivery.headers, {
+        sentBytes: delivery.body.byteLength / 2,
+        timeoutMs: SLOW_BODY_TIMEOUT_MS + 10_000,
+        ...shape,
+      });
+      expect(answer, `no answer within ${Math.round(ms)} ms`).toBeDefined();
+      expect(answer?.status).toBe(408);
+      expect(answer?.json.error).toMatchObject({ code: 'REQUEST_TIMEOUT', details: { limitMs: SLOW_BODY_TIMEOUT_MS } });
+      expect(answer?.json.error?.message).toContain(`${SLOW_BODY_TIMEOUT_MS} ms`);
+      expect(ms).toBeGreaterThanOrEqual(SLOW_BODY_TIMEOUT_MS - 5); // not before the limit (timer granularity aside)
+      expect(ms).toBeLessThan(SLOW_BODY_TIMEOUT_MS + 5_000);
+      expect(await runsOf(delivery.deliveryId)).toHaveLength(0);
     });
 
     it('non-ASCII text, a BOM and odd whitespace verify and arrive unchanged', async () => {

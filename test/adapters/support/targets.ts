@@ -12,7 +12,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { closeServer, listenOnLoopback } from '../../support/loopback';
 import type { AdapterTarget } from './scenarios';
-import { createTestReceiver, type Run } from './test-receiver';
+import { createTestReceiver, type Run, SLOW_BODY_TIMEOUT_MS } from './test-receiver';
 
 /** A started target and how to stop it. */
 export type RunningTarget = AdapterTarget & { close(): Promise<void> };
@@ -24,25 +24,35 @@ export async function listen(server: Server): Promise<string> {
 
 export { closeServer };
 
-/** One receiver for the good route, one for the misconfigured route, one list of runs. */
+/**
+ * One receiver for the good route, one for the misconfigured route, one with the small body-read time
+ * limit for the slow route (mounted like the good one), one list of runs.
+ */
 export function receivers() {
   const runs: Run[] = [];
   const record = (run: Run) => runs.push(run);
-  return { runs, receiver: createTestReceiver(record), misconfigured: createTestReceiver(record) };
+  return {
+    runs,
+    receiver: createTestReceiver(record),
+    misconfigured: createTestReceiver(record),
+    slow: createTestReceiver(record, { bodyTimeoutMs: SLOW_BODY_TIMEOUT_MS }),
+  };
 }
 
 /** Express 4 or 5: the route before `express.json()`, and one behind it. */
 export async function startExpress(version: 4 | 5): Promise<RunningTarget> {
-  const { runs, receiver, misconfigured } = receivers();
+  const { runs, receiver, misconfigured, slow } = receivers();
   const express = version === 4 ? express4 : express5;
   const app = express();
   app.post('/webhooks', expressWebhookHandler(receiver));
+  app.post('/slow', expressWebhookHandler(slow));
   app.use(express.json());
   app.post('/misconfigured', expressWebhookHandler(misconfigured));
   const server = createServer(app);
   const base = await listen(server);
   return {
     url: `${base}/webhooks`,
+    slowUrl: `${base}/slow`,
     misconfiguredUrl: `${base}/misconfigured`,
     fixHint: 'express.raw(',
     runs: async () => runs,
@@ -52,9 +62,10 @@ export async function startExpress(version: 4 | 5): Promise<RunningTarget> {
 
 /** Hono on @hono/node-server; the misconfigured route sits behind a middleware that read `c.req.json()`. */
 export async function startHono(): Promise<RunningTarget> {
-  const { runs, receiver, misconfigured } = receivers();
+  const { runs, receiver, misconfigured, slow } = receivers();
   const app = new Hono();
   app.post('/webhooks', honoWebhookHandler(receiver));
+  app.post('/slow', honoWebhookHandler(slow));
   app.use('/misconfigured', async (c, next) => {
     await c.req.json();
     await next();
@@ -66,6 +77,7 @@ export async function startHono(): Promise<RunningTarget> {
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: `${base}/webhooks`,
+    slowUrl: `${base}/slow`,
     misconfiguredUrl: `${base}/misconfigured`,
     fixHint: 'c.req.arrayBuffer()',
     runs: async () => runs,
@@ -75,9 +87,10 @@ export async function startHono(): Promise<RunningTarget> {
 
 /** Fastify with the plugin; the misconfigured scope has a hook that drains the stream first. */
 export async function startFastify(): Promise<RunningTarget> {
-  const { runs, receiver, misconfigured } = receivers();
+  const { runs, receiver, misconfigured, slow } = receivers();
   const app = Fastify();
   await app.register(hooklinePlugin, { receiver, path: '/webhooks' });
+  await app.register(hooklinePlugin, { receiver: slow, path: '/slow' });
   await app.register(async (scope) => {
     scope.addHook('preParsing', async (request, _reply, payload) => {
       for await (const _chunk of request.raw) {
@@ -90,6 +103,7 @@ export async function startFastify(): Promise<RunningTarget> {
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     url: `${base}/webhooks`,
+    slowUrl: `${base}/slow`,
     misconfiguredUrl: `${base}/misconfigured`,
     fixHint: 'preParsing',
     runs: async () => runs,
@@ -105,10 +119,12 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 /** node:http through the core bridge; the misconfigured path parses JSON into `req.body` first. */
 export async function startNodeHttp(): Promise<RunningTarget> {
-  const { runs, receiver, misconfigured } = receivers();
+  const { runs, receiver, misconfigured, slow } = receivers();
   const webhooks = createNodeHandler(receiver, { path: '/webhooks' });
+  const slowRoute = createNodeHandler(slow, { path: '/slow' });
   const parsedFirst = createNodeHandler(misconfigured, { path: '/misconfigured' });
   const server = createServer((req: NodeRequest, res) => {
+    if (req.url === '/slow') return void slowRoute(req, res);
     if (req.url !== '/misconfigured') return void webhooks(req, res);
     readJson(req).then(
       (body) => {
@@ -121,6 +137,7 @@ export async function startNodeHttp(): Promise<RunningTarget> {
   const base = await listen(server);
   return {
     url: `${base}/webhooks`,
+    slowUrl: `${base}/slow`,
     misconfiguredUrl: `${base}/misconfigured`,
     fixHint: 'raw parser',
     runs: async () => runs,
