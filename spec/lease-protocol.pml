@@ -4,7 +4,8 @@
  * ordering guard `order: { key, version }`). docs/ARCHITECTURE.md ("What is proven, and how") says what
  * this proves and what it leaves out; test/model/lease-protocol.test.ts (`pnpm test:model`) runs it.
  *
- * BOUNDS (#defines below; `spin -D` overrides all but NDEL and NRES, which the invariants' macros spell out):
+ * BOUNDS (#defines below; `spin -D` overrides all but NDEL and NRES, which the invariants' macros
+ * spell out):
  *   receivers   NRECV    = 2  processes taking deliveries from the service concurrently
  *                             (the test also checks 3 receivers with FAILURES = 0)
  *   deliveries  NDEL     = 2  of one resource, versions 1 and 2; one guarded handler h
@@ -215,7 +216,8 @@ inline finishKey(k, to) {
 inline faultPoint() {
   if
   :: crashes > 0 -> crashes--; printf("r%d: crashes\n", me); goto crashed
-  :: pauses > 0 && !paused[me] -> pauses--; paused[me] = true; printf("r%d: pauses (its leases may lapse)\n", me)
+  :: pauses > 0 && !paused[me] ->
+     pauses--; paused[me] = true; printf("r%d: pauses (its leases may lapse)\n", me)
   :: true -> skip
   fi
 }
@@ -310,7 +312,9 @@ proctype Receiver(byte me) {
   bool tainted;
 end_idle:
   do
-  :: atomic { inbox?d -> busy[me] = true; cur[me] = d; printf("r%d: takes d%d (version %d)\n", me, d, VER(d)) }
+  :: atomic {
+       inbox?d -> busy[me] = true; cur[me] = d; printf("r%d: takes d%d (version %d)\n", me, d, VER(d))
+     }
      /* 1. the delivery key: completed ⇒ 200 duplicate; in_progress ⇒ 409; failure ⇒ 503, nothing ran */
      atomic {
        faultPoint();
@@ -348,7 +352,8 @@ end_idle:
        faultPoint();
        if
        :: FAILS -> failures--; printf("r%d d%d: readVersion: failed\n", me, d); goto failLHD
-       :: true -> v = version[RES(d)]; tainted = vTaint[RES(d)]; printf("r%d d%d: readVersion: %d\n", me, d, v)
+       :: true ->
+          v = version[RES(d)]; tainted = vTaint[RES(d)]; printf("r%d d%d: readVersion: %d\n", me, d, v)
        fi;
        if
        :: v >= VER(d) ->
@@ -393,7 +398,8 @@ end_idle:
        if
        :: FAILS -> failures--;
           if
-          :: lateD[me] = d + 1; printf("r%d d%d: advanceVersion(%d): failed (the call may still land)\n", me, d, VER(d))
+          :: lateD[me] = d + 1;
+             printf("r%d d%d: advanceVersion(%d): failed (the call may still land)\n", me, d, VER(d))
           :: printf("r%d d%d: advanceVersion(%d): failed\n", me, d, VER(d))
           fi;
           goto failLHD
