@@ -1,0 +1,599 @@
+/*
+ * hookline's lease protocol, model-checked: the idempotency store (leases, completions, the version
+ * compare-and-set) and the receiver's path through a guarded handler (`completion: 'handler'` and an
+ * ordering guard `order: { key, version }`). docs/ARCHITECTURE.md ("What is proven, and how") says what
+ * this proves and what it leaves out; test/model/lease-protocol.test.ts (`pnpm test:model`) runs it.
+ *
+ * BOUNDS (#defines below; `spin -D` overrides all but NDEL and NRES, which the invariants' macros
+ * spell out):
+ *   receivers   NRECV    = 2  processes taking deliveries from the service concurrently
+ *                             (the test also checks 3 receivers with FAILURES = 0)
+ *   deliveries  NDEL     = 2  of one resource, versions 1 and 2; one guarded handler h
+ *   resources   NRES     = 1  one ordering lock, one version record, one state that h writes
+ *   sends       SENDS    = 3  copies the service sends in all: first attempts, retries, duplicates and
+ *                             replays alike, of either delivery, at any time, in any order
+ *   crashes     CRASHES  = 1  a receiver crashes before any of its steps: the attempt is gone, its
+ *                             leases stay until they lapse
+ *   pauses      PAUSES   = 1  a receiver stops renewing its leases before any of its steps (a pause,
+ *                             or a handler past maxRunMs) and goes on: they may lapse meanwhile
+ *   failures    FAILURES = 1  a store call fails (a failed claim, complete or release may still have
+ *                             taken effect; a failed version advance may land at any later time), or
+ *                             the handler throws after its write
+ * With -DLIVENESS (invariant 4) the service sends each delivery once and retries it until it is
+ * answered 2xx, at most BUDGET = 4 attempts in all, a retry only once no attempt is in progress anywhere
+ * (the service's retries are spaced wider than leaseMs and maxRunMs, so by then every lease that nobody
+ * renews has lapsed); SENDS does not apply, and pan checks the claim `handled` under weak fairness.
+ *
+ * TIME is abstract. A lease lapses only when nobody renews it: its token belongs to no running attempt
+ * (the attempt crashed, or ended without giving the key back), or its holder is paused or past
+ * maxRunMs, or (the heartbeat mutant) the heartbeat does not cover it. A claim that meets such a lease
+ * may find it lapsed (and take it over) or not yet (in_progress). A live receiver's store calls are
+ * bounded by storeTimeoutMs, well under leaseMs, so its leases never lapse between them, and while its
+ * handler runs the heartbeat renews every lease it holds. Ghost variables record the lapses the
+ * protocol exempts.
+ *
+ * INVARIANTS (assertions, each on a variable named after it, which pan's report names):
+ *   1. one_delivery_handler_ran_twice_at_once, two_handlers_of_one_resource_ran_at_once: when h
+ *      starts, no other attempt is running it for the same delivery, nor any handler of the same
+ *      resource, unless one of the two runs' leases lapsed.
+ *   2. succeeded_handler_ran_again: when h starts, it has not succeeded for the delivery before,
+ *      unless that success was lost before it was recorded (its attempt crashed, failed a call or
+ *      lapsed) or the starting run's own lease lapsed.
+ *   3. state_overwritten_by_older_version: a run whose lease did not lapse never writes a version
+ *      older than one whose handler record an attempt without a lapse completed; and
+ *      settled_state_older_than_handled_version: once the service has stopped and every attempt has
+ *      ended, the state holds at least that newest recorded version, unless a lapsed run wrote last.
+ *      A version advance that lands after its attempt gave the lock up counts as a write after a
+ *      lapse (-DSTRICT_LATE_ADVANCE does not exempt it, and the search then fails: see the docs).
+ *   4. (-DLIVENESS) handled: every delivery's key is eventually completed.
+ *
+ * MUTANTS (each file in spec/mutants/ #defines one switch and #includes this file; each must fail):
+ *   MUTANT_HEARTBEAT_DELIVERY_KEY_ONLY  the heartbeat renews only the delivery key
+ *   MUTANT_COMPLETE_BEFORE_ADVANCE      the handler record is completed before the version advance
+ *   MUTANT_CLAIM_IGNORES_LIVE_LEASE     claim takes a key even from another token's live lease
+ * WITNESS_* switches turn a case the invariants exempt into a failing assertion, so the test can check
+ * that the bounds reach it. The printf lines narrate a counterexample when spin replays its trail.
+ */
+
+#ifndef NRECV
+#define NRECV 2
+#endif
+#define NDEL 2
+#define NRES 1
+#ifndef SENDS
+#define SENDS 3
+#endif
+#ifndef CRASHES
+#define CRASHES 1
+#endif
+#ifndef PAUSES
+#define PAUSES 1
+#endif
+#ifndef FAILURES
+#define FAILURES 1
+#endif
+#ifndef BUDGET
+#define BUDGET 4
+#endif
+
+/* Keys: a delivery key and a handler key (deliveryKey#h) per delivery, a lock per resource. */
+#define DKEY(d) (d)
+#define HKEY(d) (NDEL + (d))
+#define LKEY(r) (2 * NDEL + (r))
+#define NKEYS (2 * NDEL + NRES)
+#define RES(d) 0
+#define VER(d) ((d) + 1)
+
+/* A record: none | lease (its owner) | released | completed. */
+#define NONE 0
+#define LEASE 1
+#define RELEASED 2
+#define COMPLETED 3
+/* A lease's owner is the receiver whose current attempt holds its token, or ORPHAN: a token that no
+   running attempt holds any more. */
+#define ORPHAN NRECV
+
+/* What a store call answered. */
+mtype = { acquired, in_progress, completed, failed, done, not_owner, nothing };
+
+byte rec[NKEYS];
+byte owner[NKEYS];
+byte version[NRES];
+byte state[NRES];       /* h's write: the version of the delivery it last ran for */
+
+byte failures = FAILURES;
+byte crashes = CRASHES;
+byte pauses = PAUSES;
+
+/* Per receiver. */
+bool busy[NRECV];       /* in an attempt */
+byte cur[NRECV];        /* the attempt's delivery */
+bool running[NRECV];    /* its handler is running */
+bool paused[NRECV];     /* it stopped renewing its leases (paused, or past maxRunMs) */
+byte lateD[NRECV];      /* 1 + the delivery whose failed version advance may still land; 0: none */
+bool lateGone[NRECV];   /* the attempt that made that call has ended */
+
+/* Ghosts: the lapses the protocol exempts, and what has been done. */
+bool lapsed[NRECV];     /* a lease of the current attempt lapsed (while paused) and was taken over */
+byte hstat[NDEL];       /* h's success for the delivery: 0 none (or lost before it was recorded),
+                           1 a run returned and its attempt goes on, 2 recorded (handler key completed) */
+byte hby[NDEL];         /* with hstat 1: the receiver whose attempt ran it */
+bool doneClean[NDEL];   /* the handler key was completed by an attempt without a lapse, on a version
+                           record that no lapsed run or late advance wrote */
+bool vTaint[NRES];      /* the version record was last written by a lapsed run or a late advance */
+bool sTaint[NRES];      /* the state was last written by a lapsed run */
+
+#ifdef LIVENESS
+bool acked[NDEL];       /* the service got a 2xx for the delivery */
+bool outstanding[NDEL]; /* an attempt of it is on its way or in progress */
+byte tries[NDEL];
+chan inbox = [NDEL] of { byte };
+#else
+byte sent;
+bool serviceDone;
+chan inbox = [SENDS] of { byte };
+#endif
+
+/* Witnesses (-DWITNESS_...): assertions that fail when the search reaches a case the invariants
+   exempt, so the test can check that the bounds reach it at all. */
+#ifdef WITNESS_RERUN_AFTER_LOST_SUCCESS
+bool everSucceeded[NDEL];
+#endif
+
+/* Violations, named so that pan's report says which invariant failed. */
+bool one_delivery_handler_ran_twice_at_once;
+bool two_handlers_of_one_resource_ran_at_once;
+bool succeeded_handler_ran_again;
+bool state_overwritten_by_older_version;
+bool settled_state_older_than_handled_version;
+
+/* ---- the store ---- */
+
+#ifdef MUTANT_HEARTBEAT_DELIVERY_KEY_ONLY
+/* The defect: while the handler runs, only the delivery key is extended. */
+#define HEARTBEAT_COVERS(k, o) (!running[o] || (k) < NDEL)
+#else
+#define HEARTBEAT_COVERS(k, o) true
+#endif
+#define RENEWED(k) (owner[k] != ORPHAN && !paused[owner[k]] && HEARTBEAT_COVERS(k, owner[k]))
+
+/* The lease on k lapsed and this claim takes it over; the holder's lapse is exempt only if it was
+   paused (or past maxRunMs). */
+inline takeOver(k) {
+  if
+  :: owner[k] == ORPHAN -> printf("  (the lease of an ended attempt lapsed)\n")
+  :: owner[k] != ORPHAN && paused[owner[k]] ->
+     printf("  (the lease of r%d lapsed while it was paused)\n", owner[k]); lapsed[owner[k]] = true
+  :: else -> printf("  (the lease of r%d lapsed while it was renewing: not exempt)\n", owner[k])
+  fi;
+  owner[k] = me; res = acquired
+}
+
+/* claim(key, token), atomic: completed ⇒ completed; a live lease ⇒ in_progress; none, released or a
+   lapsed lease ⇒ a lease for this attempt's token. */
+inline doClaim(k) {
+  if
+  :: rec[k] == COMPLETED -> res = completed
+  :: rec[k] == NONE || rec[k] == RELEASED -> rec[k] = LEASE; owner[k] = me; res = acquired
+  :: rec[k] == LEASE && !RENEWED(k) -> takeOver(k)               /* it has lapsed */
+#ifdef MUTANT_CLAIM_IGNORES_LIVE_LEASE
+  :: rec[k] == LEASE && RENEWED(k) ->                            /* the defect */
+     printf("  (the live lease of r%d taken over)\n", owner[k]); owner[k] = me; res = acquired
+#else
+  :: rec[k] == LEASE -> res = in_progress                        /* live, or not lapsed yet */
+#endif
+  fi
+}
+
+/* complete / release: only while the record holds this attempt's token (even past its expiry). */
+inline doFinish(k, to) {
+  if
+  :: rec[k] == LEASE && owner[k] == me -> rec[k] = to; owner[k] = 0; res = done
+  :: else -> res = not_owner
+  fi
+}
+
+/* A store call may fail; a failed one may still have taken effect. */
+#define FAILS (failures > 0)
+
+inline claimKey(k) {
+  if
+  :: FAILS -> failures--; if :: doClaim(k) :: skip fi; res = failed
+  :: true -> doClaim(k)
+  fi
+}
+
+inline finishKey(k, to) {
+  if
+  :: FAILS -> failures--; if :: doFinish(k, to) :: skip fi; res = failed
+  :: true -> doFinish(k, to)
+  fi
+}
+
+/* ---- the receiver's faults and ghost bookkeeping ---- */
+
+/* Before any step: the receiver may crash, or stop renewing its leases from here on. */
+inline faultPoint() {
+  if
+  :: crashes > 0 -> crashes--; printf("r%d: crashes\n", me); goto crashed
+  :: pauses > 0 && !paused[me] ->
+     pauses--; paused[me] = true; printf("r%d: pauses (its leases may lapse)\n", me)
+  :: true -> skip
+  fi
+}
+
+/* This attempt completed the handler key. */
+inline recordedH(d, clean) {
+  if
+  :: res == done -> hstat[d] = 2; doneClean[d] = doneClean[d] || (clean && !lapsed[me])
+  :: else -> skip
+  fi
+}
+
+/* The attempt gives up before recording h's success: a later run is not a re-run of a success. */
+inline loseSuccess(d) {
+  if
+  :: hstat[d] == 1 && hby[d] == me -> hstat[d] = 0; hby[d] = 0
+  :: else -> skip
+  fi
+}
+
+#define RUNS_SAME_D(j) (j != me && running[j] && cur[j] == cur[me] && !lapsed[j] && !lapsed[me])
+#define RUNS_SAME_R(j) (j != me && running[j] && RES(cur[j]) == RES(cur[me]) && !lapsed[j] && !lapsed[me])
+#define RUNS_SAME_R_ANYHOW(j) (j != me && running[j] && RES(cur[j]) == RES(cur[me]))
+#if NRECV > 2
+#define ANY_RECEIVER(P) (P(0) || P(1) || P(2))
+#else
+#define ANY_RECEIVER(P) (P(0) || P(1))
+#endif
+
+/* A delivery of the resource newer than v whose handler record a clean attempt completed. */
+#define NEWER_DONE(r, v) ((VER(0) > (v) && doneClean[0]) || (VER(1) > (v) && doneClean[1]))
+#define NEWEST_DONE(r) (doneClean[1] -> VER(1) : (doneClean[0] -> VER(0) : 0))
+
+/* h starts: invariants 1 and 2. */
+inline runBegins(d) {
+  running[me] = true;
+  printf("r%d d%d: h starts\n", me, d);
+#ifdef WITNESS_OVERLAP_AFTER_LAPSE
+  assert(!ANY_RECEIVER(RUNS_SAME_R_ANYHOW));
+#endif
+#ifdef WITNESS_RERUN_AFTER_LOST_SUCCESS
+  assert(!everSucceeded[d]);
+#endif
+  one_delivery_handler_ran_twice_at_once = ANY_RECEIVER(RUNS_SAME_D);
+  assert(!one_delivery_handler_ran_twice_at_once);
+  two_handlers_of_one_resource_ran_at_once = ANY_RECEIVER(RUNS_SAME_R);
+  assert(!two_handlers_of_one_resource_ran_at_once);
+  succeeded_handler_ran_again = (hstat[d] == 2 || (hstat[d] == 1 && !lapsed[hby[d]])) && !lapsed[me];
+  assert(!succeeded_handler_ran_again)
+}
+
+/* h writes the resource's state (state[r] := v) and returns: invariant 3. */
+inline runWrites(d) {
+  printf("r%d d%d: h writes state := %d\n", me, d, VER(d));
+  state_overwritten_by_older_version = !lapsed[me] && NEWER_DONE(RES(d), VER(d));
+  assert(!state_overwritten_by_older_version);
+  state[RES(d)] = VER(d);
+  sTaint[RES(d)] = lapsed[me];
+  running[me] = false
+}
+
+/* What the service hears: a 2xx, or anything else (it retries). */
+inline answer(d, ok) {
+#ifdef LIVENESS
+  acked[d] = acked[d] || ok; outstanding[d] = false
+#else
+  skip
+#endif
+}
+
+/* The attempt is over (answered, or crashed): the tokens it did not give back are nobody's now. */
+inline endAttempt() {
+  for (k : 0 .. NKEYS - 1) {
+    if
+    :: rec[k] == LEASE && owner[k] == me -> owner[k] = ORPHAN
+    :: else -> skip
+    fi
+  }
+  k = 0;
+  loseSuccess(d);
+  lateGone[me] = lateD[me] != 0;
+  busy[me] = false; running[me] = false; paused[me] = false; lapsed[me] = false;
+  cur[me] = 0; res = nothing; v = 0; tainted = false; d = 0
+}
+
+/* ---- the receiver: one delivery d through the guarded handler h ---- */
+/* Each step is one store call (atomic in the store) together with the receiver's decision on its
+   answer, which touches only the receiver's own variables: one atomic step. */
+proctype Receiver(byte me) {
+  byte d, v, k;
+  mtype res = nothing;
+  bool tainted;
+end_idle:
+  do
+  :: atomic {
+       inbox?d -> busy[me] = true; cur[me] = d; printf("r%d: takes d%d (version %d)\n", me, d, VER(d))
+     }
+     /* 1. the delivery key: completed ⇒ 200 duplicate; in_progress ⇒ 409; failure ⇒ 503, nothing ran */
+     atomic {
+       faultPoint();
+       claimKey(DKEY(d));
+       printf("r%d d%d: claim delivery key: %e\n", me, d, res);
+       if
+       :: res == acquired -> res = nothing
+       :: res == completed -> res = nothing; answer(d, true); goto over
+       :: else -> res = nothing; answer(d, false); goto over
+       fi
+     }
+     /* 2. the handler key: completed ⇒ h succeeded on an earlier attempt, skip it; else 409 / 503 */
+     atomic {
+       faultPoint();
+       claimKey(HKEY(d));
+       printf("r%d d%d: claim handler key: %e\n", me, d, res);
+       if
+       :: res == acquired -> res = nothing
+       :: res == completed -> res = nothing; goto settle
+       :: else -> res = nothing; goto failD
+       fi
+     }
+     /* 3. the ordering lock (same token): not acquired ⇒ 409 resource busy, or 503 */
+     atomic {
+       faultPoint();
+       claimKey(LKEY(RES(d)));
+       printf("r%d d%d: claim lock: %e\n", me, d, res);
+       if
+       :: res == acquired -> res = nothing
+       :: else -> res = nothing; goto failHD
+       fi
+     }
+     /* 4. readVersion: current ≥ v ⇒ stale, skip h */
+     atomic {
+       faultPoint();
+       if
+       :: FAILS -> failures--; printf("r%d d%d: readVersion: failed\n", me, d); goto failLHD
+       :: true ->
+          v = version[RES(d)]; tainted = vTaint[RES(d)]; printf("r%d d%d: readVersion: %d\n", me, d, v)
+       fi;
+       if
+       :: v >= VER(d) ->
+#ifdef WITNESS_STALE_SKIP
+          assert(v < VER(d));
+#endif
+          v = 0; goto stale
+       :: else -> v = 0; tainted = false
+       fi
+     }
+     /* run h */
+     atomic { faultPoint(); runBegins(d) }
+     atomic {
+       faultPoint();
+       runWrites(d);
+       if
+       :: FAILS -> failures--; printf("r%d d%d: h throws\n", me, d); goto failLHD   /* 500 */
+       :: true -> hstat[d] = (hstat[d] == 2 -> 2 : 1); hby[d] = (hstat[d] == 1 -> me : hby[d]);
+#ifdef WITNESS_RERUN_AFTER_LOST_SUCCESS
+          everSucceeded[d] = true
+#else
+          skip
+#endif
+       fi
+     }
+#ifdef MUTANT_COMPLETE_BEFORE_ADVANCE
+     /* The defect: 6 before 5. */
+     atomic {
+       faultPoint();
+       finishKey(HKEY(d), COMPLETED);
+       printf("r%d d%d: complete handler key: %e\n", me, d, res);
+       recordedH(d, true);
+       if
+       :: res == failed -> res = nothing; goto failLHD
+       :: else -> res = nothing
+       fi
+     }
+#endif
+     /* 5. advanceVersion(r, v), compare-and-set; a failed call may still land later */
+     atomic {
+       faultPoint();
+       if
+       :: FAILS -> failures--;
+          if
+          :: lateD[me] = d + 1;
+             printf("r%d d%d: advanceVersion(%d): failed (the call may still land)\n", me, d, VER(d))
+          :: printf("r%d d%d: advanceVersion(%d): failed\n", me, d, VER(d))
+          fi;
+          goto failLHD
+       :: true ->
+          printf("r%d d%d: advanceVersion(%d)\n", me, d, VER(d));
+          if
+          :: VER(d) > version[RES(d)] -> version[RES(d)] = VER(d); vTaint[RES(d)] = lapsed[me]
+          :: else -> skip
+          fi
+       fi
+     }
+#ifndef MUTANT_COMPLETE_BEFORE_ADVANCE
+     /* 6. complete the handler key (answered false, the record was lost: reported, and on) */
+     atomic {
+       faultPoint();
+       finishKey(HKEY(d), COMPLETED);
+       printf("r%d d%d: complete handler key: %e\n", me, d, res);
+       recordedH(d, true);
+       if
+       :: res == failed -> res = nothing; goto failLHD
+       :: else -> res = nothing
+       fi
+     }
+#endif
+     /* 7. release the lock (a failure is ignored: the lease lapses) */
+     atomic {
+       faultPoint();
+       finishKey(LKEY(RES(d)), RELEASED);
+       printf("r%d d%d: release lock: %e\n", me, d, res);
+       res = nothing; goto settle
+     }
+stale:
+     /* stale: complete the handler key, release the lock */
+     atomic {
+       faultPoint();
+       finishKey(HKEY(d), COMPLETED);
+       printf("r%d d%d: stale, complete handler key: %e\n", me, d, res);
+       recordedH(d, !tainted);
+       tainted = false;
+       if
+       :: res == failed -> res = nothing; goto failLHD
+       :: else -> res = nothing
+       fi
+     }
+     atomic {
+       faultPoint();
+       finishKey(LKEY(RES(d)), RELEASED);
+       printf("r%d d%d: release lock: %e\n", me, d, res);
+       res = nothing
+     }
+settle:
+     /* 8. complete the delivery key ⇒ 200 */
+     atomic {
+       faultPoint();
+       finishKey(DKEY(d), COMPLETED);
+       printf("r%d d%d: complete delivery key: %e\n", me, d, res);
+       answer(d, res != failed); res = nothing; goto over
+     }
+failLHD:
+     /* the attempt failed: a success of h that it did not record is lost; it releases what it holds */
+     atomic {
+       faultPoint();
+       loseSuccess(d);
+       finishKey(LKEY(RES(d)), RELEASED);
+       printf("r%d d%d: release lock: %e\n", me, d, res);
+       res = nothing
+     }
+failHD:
+     atomic {
+       faultPoint();
+       loseSuccess(d);
+       finishKey(HKEY(d), RELEASED);
+       printf("r%d d%d: release handler key: %e\n", me, d, res);
+       res = nothing
+     }
+failD:
+     atomic {
+       faultPoint();
+       finishKey(DKEY(d), RELEASED);
+       printf("r%d d%d: release delivery key: %e\n", me, d, res);
+       res = nothing; answer(d, false); goto over
+     }
+crashed:
+     atomic {
+#ifdef LIVENESS
+       outstanding[d] = false;                                    /* the service times out */
+#endif
+       endAttempt()
+     }
+     goto end_idle;
+over:
+     atomic { endAttempt() }
+  od
+}
+
+/* ---- calls that land late ---- */
+
+/* A failed version advance lands. Once its attempt has given the lock up (or from a lapsed run), it is
+   a write after a lapse. */
+#ifdef STRICT_LATE_ADVANCE
+#define LATE_TAINTS(i, r) lapsed[i]
+#else
+#define LATE_TAINTS(i, r) (lateGone[i] || lapsed[i] || !(rec[LKEY(r)] == LEASE && owner[LKEY(r)] == i))
+#endif
+#ifdef WITNESS_LATE_ADVANCE_AFTER_LOCK_LOST
+#define WITNESS_LATE(r) assert(!vTaint[r])
+#else
+#define WITNESS_LATE(r) skip
+#endif
+
+#define LAND(i) \
+  :: atomic { lateD[i] != 0 -> \
+       printf("network: r%d's advanceVersion(%d) lands\n", i, VER(lateD[i] - 1)); \
+       if \
+       :: VER(lateD[i] - 1) > version[RES(lateD[i] - 1)] -> \
+          version[RES(lateD[i] - 1)] = VER(lateD[i] - 1); \
+          vTaint[RES(lateD[i] - 1)] = LATE_TAINTS(i, RES(lateD[i] - 1)); \
+          WITNESS_LATE(RES(lateD[i] - 1)) \
+       :: else -> skip \
+       fi; \
+       lateD[i] = 0; lateGone[i] = false }
+
+active proctype Network() {
+end_network:
+  do
+  LAND(0)
+  LAND(1)
+#if NRECV > 2
+  LAND(2)
+#endif
+  od
+}
+
+/* ---- the service ---- */
+
+#if NRECV > 2
+#define IDLE (!busy[0] && !busy[1] && !busy[2])
+#else
+#define IDLE (!busy[0] && !busy[1])
+#endif
+
+#ifdef LIVENESS
+/* A retry comes once no attempt is in progress; by then every lease that nobody renews has lapsed. */
+inline lapseOrphans() {
+  for (k : 0 .. NKEYS - 1) {
+    if
+    :: rec[k] == LEASE && owner[k] == ORPHAN -> rec[k] = RELEASED; owner[k] = 0
+    :: else -> skip
+    fi
+  }
+  k = 0
+}
+
+#define SEND(d) \
+  :: atomic { !acked[d] && !outstanding[d] && tries[d] < BUDGET && (tries[d] == 0 || IDLE) -> \
+       if :: tries[d] > 0 -> lapseOrphans() :: else -> skip fi; \
+       tries[d]++; outstanding[d] = true; inbox!d; printf("service: sends d%d\n", d) }
+
+active proctype Service() {
+  byte k;
+end_service:
+  do
+  SEND(0)
+  SEND(1)
+  od
+}
+
+/* Invariant 4: every delivery the service sends is eventually handled. */
+ltl handled { <> (rec[DKEY(0)] == COMPLETED && rec[DKEY(1)] == COMPLETED) }
+#else
+active proctype Service() {
+  do
+  :: atomic { sent < SENDS -> sent++; inbox!0; printf("service: sends d0\n") }
+  :: atomic { sent < SENDS -> sent++; inbox!1; printf("service: sends d1\n") }
+  :: break
+  od;
+  serviceDone = true
+}
+
+/* Invariant 3 once everything has settled. */
+active proctype Settled() {
+end_settled:
+  atomic {
+    serviceDone && len(inbox) == 0 && IDLE ->
+    printf("settled: state %d, version %d\n", state[0], version[0]);
+    settled_state_older_than_handled_version = !sTaint[0] && state[0] < NEWEST_DONE(0);
+    assert(!settled_state_older_than_handled_version)
+  }
+}
+#endif
+
+init {
+  atomic {
+    byte i;
+    for (i : 0 .. NRECV - 1) { run Receiver(i) }
+  }
+}
