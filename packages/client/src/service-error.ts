@@ -1,4 +1,9 @@
-/** The error codes of docs/service-contract.md §5, and the two the client adds for answers that never came. */
+/**
+ * The error codes of docs/service-contract.md §5, and the ones the client adds itself: `NETWORK_ERROR`
+ * and `TIMEOUT` when no answer came (status 0, retried), and for an answer the client refuses to use,
+ * `INVALID_RESPONSE`, `REDIRECT_REFUSED` and `TOO_MANY_REDIRECTS`, which carry the
+ * answer's HTTP status and are never retried (a second try would get the same answer).
+ */
 export type ServiceErrorCode =
   | 'VALIDATION_ERROR'
   | 'INVALID_API_KEY'
@@ -14,6 +19,16 @@ export type ServiceErrorCode =
   | 'NETWORK_ERROR'
   /** No answer within `timeoutMs` (status 0). */
   | 'TIMEOUT'
+  /** A success answer whose body is not JSON. */
+  | 'INVALID_RESPONSE'
+  /**
+   * A redirect the client does not follow: to another origin (the API key goes to the base URL's origin
+   * only), or one it cannot check (a Location that is not a URL; an opaque redirect, status 0, from a
+   * fetch that hides it). `details.targetOrigin` names where it pointed, when known.
+   */
+  | 'REDIRECT_REFUSED'
+  /** More same-origin redirects in a row than `maxRedirects`. */
+  | 'TOO_MANY_REDIRECTS'
   // The service uses more specific codes (suspended or pending accounts) that it does not list.
   | (string & {});
 
@@ -23,7 +38,7 @@ export interface ServiceErrorInit {
   status: number;
   code: ServiceErrorCode;
   message: string;
-  /** `error.details` as the service sent it (VALIDATION_ERROR: `field` and `issue`). */
+  /** `error.details` as the service sent it (VALIDATION_ERROR: `field` and `issue`), or the client's facts about a refused answer. */
   details?: Record<string, unknown>;
   /** From `Retry-After` (seconds or an HTTP date), in milliseconds. */
   retryAfterMs?: number;
@@ -38,8 +53,9 @@ const BRAND = Symbol.for('hookline.client.ServiceError');
 
 /**
  * Every refusal or failure of a service call: the service's `{"error":{"code","message","details"}}`
- * answer (part 7), a non-JSON error answer (code from the status), or no answer at all
- * (`NETWORK_ERROR`, `TIMEOUT`, status 0). Thrown after the retries the rules allow.
+ * answer (part 7), a non-JSON error answer (code from the status), no answer at all
+ * (`NETWORK_ERROR`, `TIMEOUT`, status 0), or an answer the client refuses (a cross-origin redirect: see
+ * `ServiceErrorCode`). Thrown after the retries the rules allow.
  *
  * @example
  * try {
@@ -52,9 +68,9 @@ const BRAND = Symbol.for('hookline.client.ServiceError');
 export class ServiceError extends Error {
   /** HTTP status; 0 when no answer came. */
   readonly status: number;
-  /** The service's `error.code`, or the client's NETWORK_ERROR / TIMEOUT. */
+  /** The service's `error.code`, or one of the client's own (NETWORK_ERROR, TIMEOUT, REDIRECT_REFUSED, …). */
   readonly code: ServiceErrorCode;
-  /** `error.details`, when the service sent any. */
+  /** `error.details`, when the service sent any; for the client's refusals, what it refused (`targetOrigin`, …). */
   readonly details: Record<string, unknown> | undefined;
   /** How long the service asked to wait (429 / 503 `Retry-After`), in milliseconds. */
   readonly retryAfterMs: number | undefined;
