@@ -1,4 +1,5 @@
 import { modeOfApiKey, type ServiceMode } from './api-key';
+import { DEFAULT_MAX_RESPONSE_BYTES } from './read-bounded-text';
 import { DEFAULT_RETRIES } from './retry-policy';
 import { DEFAULT_MAX_REDIRECTS } from './same-origin-fetch';
 import { abortableSleep, createTransport, type RetryInfo } from './transport';
@@ -35,6 +36,12 @@ export interface ServiceClientOptions {
    * @default 5
    */
   maxRedirects?: number;
+  /**
+   * The largest answer body the client reads, in bytes. A larger one (by its Content-Length, or once
+   * that many bytes have arrived) is cancelled and the call fails with RESPONSE_TOO_LARGE, not retried.
+   * @default 10_485_760 (10 MiB)
+   */
+  maxResponseBytes?: number;
   /** Told before every retry: for logs and metrics. */
   onRetry?: (info: RetryInfo) => void;
   /**
@@ -62,7 +69,7 @@ export interface ServiceClient {
 /**
  * A typed client of the service's webhook operations (docs/service-contract.md §6, operations 1–6), with
  * the retry rules of §7 and one error class, `ServiceError`. The API key goes only to the base URL's
- * origin (a redirect elsewhere is refused). It uses only
+ * origin (a redirect elsewhere is refused) and answers are read up to `maxResponseBytes`. It uses only
  * Web APIs, so it runs on Node 20+, Bun, Deno and Cloudflare Workers. A malformed key is refused here,
  * before any request, and never printed whole.
  *
@@ -84,6 +91,10 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   if (!Number.isInteger(maxRedirects) || maxRedirects < 0) {
     throw new RangeError(`createServiceClient: maxRedirects must be a whole number ≥ 0, got ${maxRedirects}`);
   }
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 1) {
+    throw new RangeError(`createServiceClient: maxResponseBytes must be a whole number of bytes ≥ 1, got ${maxResponseBytes}`);
+  }
   const send = createTransport({
     apiKey: options.apiKey,
     baseUrl,
@@ -91,6 +102,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     timeoutMs,
     maxRetryAfterMs: options.maxRetryAfterMs ?? 120_000,
     maxRedirects,
+    maxResponseBytes,
     // Read at call time, so a fetch mocked or polyfilled after construction is the one used.
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     sleep: options.sleep ?? abortableSleep,

@@ -1,7 +1,7 @@
 /**
  * The error codes of docs/service-contract.md §5, and the ones the client adds itself: `NETWORK_ERROR`
  * and `TIMEOUT` when no answer came (status 0, retried), and for an answer the client refuses to use,
- * `INVALID_RESPONSE`, `REDIRECT_REFUSED` and `TOO_MANY_REDIRECTS`, which carry the
+ * `INVALID_RESPONSE`, `REDIRECT_REFUSED`, `TOO_MANY_REDIRECTS` and `RESPONSE_TOO_LARGE`, which carry the
  * answer's HTTP status and are never retried (a second try would get the same answer).
  */
 export type ServiceErrorCode =
@@ -29,6 +29,8 @@ export type ServiceErrorCode =
   | 'REDIRECT_REFUSED'
   /** More same-origin redirects in a row than `maxRedirects`. */
   | 'TOO_MANY_REDIRECTS'
+  /** An answer body over `maxResponseBytes`, declared by Content-Length or seen while reading; the rest was not read. */
+  | 'RESPONSE_TOO_LARGE'
   // The service uses more specific codes (suspended or pending accounts) that it does not list.
   | (string & {});
 
@@ -54,8 +56,8 @@ const BRAND = Symbol.for('hookline.client.ServiceError');
 /**
  * Every refusal or failure of a service call: the service's `{"error":{"code","message","details"}}`
  * answer (part 7), a non-JSON error answer (code from the status), no answer at all
- * (`NETWORK_ERROR`, `TIMEOUT`, status 0), or an answer the client refuses (a cross-origin redirect: see
- * `ServiceErrorCode`). Thrown after the retries the rules allow.
+ * (`NETWORK_ERROR`, `TIMEOUT`, status 0), or an answer the client refuses (a cross-origin redirect, a
+ * body over `maxResponseBytes`: see `ServiceErrorCode`). Thrown after the retries the rules allow.
  *
  * @example
  * try {
@@ -66,11 +68,11 @@ const BRAND = Symbol.for('hookline.client.ServiceError');
  * }
  */
 export class ServiceError extends Error {
-  /** HTTP status; 0 when no answer came. */
+  /** HTTP status; 0 when no answer came, or when a browser's fetch hid a redirect (REDIRECT_REFUSED). */
   readonly status: number;
   /** The service's `error.code`, or one of the client's own (NETWORK_ERROR, TIMEOUT, REDIRECT_REFUSED, …). */
   readonly code: ServiceErrorCode;
-  /** `error.details`, when the service sent any; for the client's refusals, what it refused (`targetOrigin`, …). */
+  /** `error.details`, when the service sent any; for the client's refusals, what it refused (`targetOrigin`, `maxResponseBytes`, …). */
   readonly details: Record<string, unknown> | undefined;
   /** How long the service asked to wait (429 / 503 `Retry-After`), in milliseconds. */
   readonly retryAfterMs: number | undefined;

@@ -1,5 +1,6 @@
 import { codeForStatus, ServiceError } from './service-error';
 import { backoffMs, isRetryableStatus, parseRetryAfter, rateLimitWaitMs, type RetryReason } from './retry-policy';
+import { readBoundedText } from './read-bounded-text';
 import { fetchSameOrigin } from './same-origin-fetch';
 
 /** What `onRetry` is told before each wait. */
@@ -22,6 +23,8 @@ export interface TransportOptions {
   maxRetryAfterMs: number;
   /** Same-origin redirects followed in a row; another origin's are never followed. */
   maxRedirects: number;
+  /** The largest answer body read, in bytes. */
+  maxResponseBytes: number;
   fetch: typeof globalThis.fetch;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   random: () => number;
@@ -57,7 +60,7 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
  * The one place requests are made and retried (docs/service-contract.md §7): a 4xx other than 429 is never
  * retried; a 429 waits for `Retry-After` and backs off exponentially if it repeats; a 5xx, a network
  * error or a time-out backs off 1, 2, 4, 8, 16 s with jitter; at most `retries` retries in all. A redirect
- * to another origin ends the call at once.
+ * to another origin and an answer over `maxResponseBytes` end the call at once.
  */
 export function createTransport(options: TransportOptions): Send {
   const base = options.baseUrl.replace(/\/+$/, '');
@@ -79,11 +82,11 @@ export function createTransport(options: TransportOptions): Send {
         { method, headers, body: body === undefined ? undefined : JSON.stringify(body) },
         { fetch: options.fetch, maxRedirects: options.maxRedirects, signal: controller.signal, request },
       );
-      const text = await response.text();
+      const text = await readBoundedText(response, options.maxResponseBytes, request);
       return { response, text, request };
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
-      if (ServiceError.is(cause)) return { error: cause }; // an answer refused (a redirect): not a network failure
+      if (ServiceError.is(cause)) return { error: cause }; // an answer refused (redirect, size): not a network failure
       const [code, message] = timedOut
         ? (['TIMEOUT', `no answer to ${request} within ${options.timeoutMs} ms`] as const)
         : (['NETWORK_ERROR', `${request} reached no service at ${base}: ${describe(cause)}`] as const);
@@ -128,8 +131,8 @@ export function createTransport(options: TransportOptions): Send {
   };
 }
 
-/** Answers the client refuses: a second try would get the same redirect. */
-const REFUSED_ANSWER_CODES = new Set(['REDIRECT_REFUSED', 'TOO_MANY_REDIRECTS']);
+/** Answers the client refuses: a second try would get the same redirect or the same oversized body. */
+const REFUSED_ANSWER_CODES = new Set(['REDIRECT_REFUSED', 'TOO_MANY_REDIRECTS', 'RESPONSE_TOO_LARGE']);
 
 function reasonFor(error: ServiceError): RetryReason | undefined {
   if (REFUSED_ANSWER_CODES.has(error.code)) return undefined; // even with a 5xx status
