@@ -1,5 +1,7 @@
 import { modeOfApiKey, type ServiceMode } from './api-key';
+import { DEFAULT_MAX_RESPONSE_BYTES } from './read-bounded-text';
 import { DEFAULT_RETRIES } from './retry-policy';
+import { DEFAULT_MAX_REDIRECTS } from './same-origin-fetch';
 import { abortableSleep, createTransport, type RetryInfo } from './transport';
 import { createWebhooksResource, type WebhooksResource } from './webhooks';
 
@@ -27,6 +29,19 @@ export interface ServiceClientOptions {
    * @default 120_000
    */
   maxRetryAfterMs?: number;
+  /**
+   * Redirects within the base URL's origin followed in a row before the call fails with
+   * TOO_MANY_REDIRECTS; `0` follows none. A redirect to another origin is never followed, whatever this
+   * says: the call fails with REDIRECT_REFUSED and the API key is not sent there.
+   * @default 5
+   */
+  maxRedirects?: number;
+  /**
+   * The largest answer body the client reads, in bytes. A larger one (by its Content-Length, or once
+   * that many bytes have arrived) is cancelled and the call fails with RESPONSE_TOO_LARGE, not retried.
+   * @default 10_485_760 (10 MiB)
+   */
+  maxResponseBytes?: number;
   /** Told before every retry: for logs and metrics. */
   onRetry?: (info: RetryInfo) => void;
   /**
@@ -53,9 +68,10 @@ export interface ServiceClient {
 
 /**
  * A typed client of the service's webhook operations (docs/service-contract.md §6, operations 1–6), with
- * the retry rules of §7 and one error class, `ServiceError`. It uses only `fetch`, so it runs on
- * Node 20+, Bun, Deno and Cloudflare Workers. A malformed key is refused here, before any request,
- * and never printed whole.
+ * the retry rules of §7 and one error class, `ServiceError`. The API key goes only to the base URL's
+ * origin (a redirect elsewhere is refused) and answers are read up to `maxResponseBytes`. It uses only
+ * Web APIs, so it runs on Node 20+, Bun, Deno and Cloudflare Workers. A malformed key is refused here,
+ * before any request, and never printed whole.
  *
  * @example
  * const client = createServiceClient({ apiKey: process.env.SERVICE_API_KEY!, baseUrl: process.env.SERVICE_BASE_URL! });
@@ -71,12 +87,22 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   }
   const timeoutMs = options.timeoutMs ?? 30_000;
   if (!(timeoutMs > 0)) throw new RangeError(`createServiceClient: timeoutMs must be positive, got ${timeoutMs}`);
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  if (!Number.isInteger(maxRedirects) || maxRedirects < 0) {
+    throw new RangeError(`createServiceClient: maxRedirects must be a whole number ≥ 0, got ${maxRedirects}`);
+  }
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 1) {
+    throw new RangeError(`createServiceClient: maxResponseBytes must be a whole number of bytes ≥ 1, got ${maxResponseBytes}`);
+  }
   const send = createTransport({
     apiKey: options.apiKey,
     baseUrl,
     retries,
     timeoutMs,
     maxRetryAfterMs: options.maxRetryAfterMs ?? 120_000,
+    maxRedirects,
+    maxResponseBytes,
     // Read at call time, so a fetch mocked or polyfilled after construction is the one used.
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     sleep: options.sleep ?? abortableSleep,

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 
-// The client must run on Bun, Deno and workerd too: fetch, AbortController and crypto.randomUUID only.
+// The client must run on Bun, Deno and workerd too: Web APIs only (fetch and its streams, AbortController, TextDecoder, crypto.randomUUID).
 it('imports no node-only module', () => {
   const dir = new URL('.', import.meta.url);
   const sources = readdirSync(dir).filter((name) => name.endsWith('.ts') && !name.includes('.test'));

@@ -1,4 +1,9 @@
-/** The error codes of docs/service-contract.md §5, and the two the client adds for answers that never came. */
+/**
+ * The error codes of docs/service-contract.md §5, and the ones the client adds itself: `NETWORK_ERROR`
+ * and `TIMEOUT` when no answer came (status 0, retried), and for an answer the client refuses to use,
+ * `INVALID_RESPONSE`, `REDIRECT_REFUSED`, `TOO_MANY_REDIRECTS` and `RESPONSE_TOO_LARGE`, which carry the
+ * answer's HTTP status and are never retried (a second try would get the same answer).
+ */
 export type ServiceErrorCode =
   | 'VALIDATION_ERROR'
   | 'INVALID_API_KEY'
@@ -14,6 +19,18 @@ export type ServiceErrorCode =
   | 'NETWORK_ERROR'
   /** No answer within `timeoutMs` (status 0). */
   | 'TIMEOUT'
+  /** A success answer whose body is not JSON. */
+  | 'INVALID_RESPONSE'
+  /**
+   * A redirect the client does not follow: to another origin (the API key goes to the base URL's origin
+   * only), or one it cannot check (a Location that is not a URL; an opaque redirect, status 0, from a
+   * fetch that hides it). `details.targetOrigin` names where it pointed, when known.
+   */
+  | 'REDIRECT_REFUSED'
+  /** More same-origin redirects in a row than `maxRedirects`. */
+  | 'TOO_MANY_REDIRECTS'
+  /** An answer body over `maxResponseBytes`, declared by Content-Length or seen while reading; the rest was not read. */
+  | 'RESPONSE_TOO_LARGE'
   // The service uses more specific codes (suspended or pending accounts) that it does not list.
   | (string & {});
 
@@ -23,7 +40,7 @@ export interface ServiceErrorInit {
   status: number;
   code: ServiceErrorCode;
   message: string;
-  /** `error.details` as the service sent it (VALIDATION_ERROR: `field` and `issue`). */
+  /** `error.details` as the service sent it (VALIDATION_ERROR: `field` and `issue`), or the client's facts about a refused answer. */
   details?: Record<string, unknown>;
   /** From `Retry-After` (seconds or an HTTP date), in milliseconds. */
   retryAfterMs?: number;
@@ -38,8 +55,9 @@ const BRAND = Symbol.for('hookline.client.ServiceError');
 
 /**
  * Every refusal or failure of a service call: the service's `{"error":{"code","message","details"}}`
- * answer (part 7), a non-JSON error answer (code from the status), or no answer at all
- * (`NETWORK_ERROR`, `TIMEOUT`, status 0). Thrown after the retries the rules allow.
+ * answer (part 7), a non-JSON error answer (code from the status), no answer at all
+ * (`NETWORK_ERROR`, `TIMEOUT`, status 0), or an answer the client refuses (a cross-origin redirect, a
+ * body over `maxResponseBytes`: see `ServiceErrorCode`). Thrown after the retries the rules allow.
  *
  * @example
  * try {
@@ -50,11 +68,11 @@ const BRAND = Symbol.for('hookline.client.ServiceError');
  * }
  */
 export class ServiceError extends Error {
-  /** HTTP status; 0 when no answer came. */
+  /** HTTP status; 0 when no answer came, or when a browser's fetch hid a redirect (REDIRECT_REFUSED). */
   readonly status: number;
-  /** The service's `error.code`, or the client's NETWORK_ERROR / TIMEOUT. */
+  /** The service's `error.code`, or one of the client's own (NETWORK_ERROR, TIMEOUT, REDIRECT_REFUSED, …). */
   readonly code: ServiceErrorCode;
-  /** `error.details`, when the service sent any. */
+  /** `error.details`, when the service sent any; for the client's refusals, what it refused (`targetOrigin`, `maxResponseBytes`, …). */
   readonly details: Record<string, unknown> | undefined;
   /** How long the service asked to wait (429 / 503 `Retry-After`), in milliseconds. */
   readonly retryAfterMs: number | undefined;

@@ -1,5 +1,7 @@
 import { codeForStatus, ServiceError } from './service-error';
 import { backoffMs, isRetryableStatus, parseRetryAfter, rateLimitWaitMs, type RetryReason } from './retry-policy';
+import { readBoundedText } from './read-bounded-text';
+import { fetchSameOrigin } from './same-origin-fetch';
 
 /** What `onRetry` is told before each wait. */
 export interface RetryInfo {
@@ -19,6 +21,10 @@ export interface TransportOptions {
   retries: number;
   timeoutMs: number;
   maxRetryAfterMs: number;
+  /** Same-origin redirects followed in a row; another origin's are never followed. */
+  maxRedirects: number;
+  /** The largest answer body read, in bytes. */
+  maxResponseBytes: number;
   fetch: typeof globalThis.fetch;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   random: () => number;
@@ -53,7 +59,8 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
 /**
  * The one place requests are made and retried (docs/service-contract.md §7): a 4xx other than 429 is never
  * retried; a 429 waits for `Retry-After` and backs off exponentially if it repeats; a 5xx, a network
- * error or a time-out backs off 1, 2, 4, 8, 16 s with jitter; at most `retries` retries in all.
+ * error or a time-out backs off 1, 2, 4, 8, 16 s with jitter; at most `retries` retries in all. A redirect
+ * to another origin and an answer over `maxResponseBytes` end the call at once.
  */
 export function createTransport(options: TransportOptions): Send {
   const base = options.baseUrl.replace(/\/+$/, '');
@@ -69,16 +76,17 @@ export function createTransport(options: TransportOptions): Send {
       controller.abort();
     }, options.timeoutMs);
     try {
-      const response = await options.fetch(`${base}${path}`, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: controller.signal,
-      });
-      const text = await response.text();
+      // One try covers the redirects it follows and the reading of the body, all within timeoutMs.
+      const response = await fetchSameOrigin(
+        `${base}${path}`,
+        { method, headers, body: body === undefined ? undefined : JSON.stringify(body) },
+        { fetch: options.fetch, maxRedirects: options.maxRedirects, signal: controller.signal, request },
+      );
+      const text = await readBoundedText(response, options.maxResponseBytes, request);
       return { response, text, request };
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
+      if (ServiceError.is(cause)) return { error: cause }; // an answer refused (redirect, size): not a network failure
       const [code, message] = timedOut
         ? (['TIMEOUT', `no answer to ${request} within ${options.timeoutMs} ms`] as const)
         : (['NETWORK_ERROR', `${request} reached no service at ${base}: ${describe(cause)}`] as const);
@@ -123,7 +131,11 @@ export function createTransport(options: TransportOptions): Send {
   };
 }
 
+/** Answers the client refuses: a second try would get the same redirect or the same oversized body. */
+const REFUSED_ANSWER_CODES = new Set(['REDIRECT_REFUSED', 'TOO_MANY_REDIRECTS', 'RESPONSE_TOO_LARGE']);
+
 function reasonFor(error: ServiceError): RetryReason | undefined {
+  if (REFUSED_ANSWER_CODES.has(error.code)) return undefined; // even with a 5xx status
   if (error.code === 'NETWORK_ERROR') return 'network-error';
   if (error.code === 'TIMEOUT') return 'timeout';
   if (!isRetryableStatus(error.status)) return undefined;
