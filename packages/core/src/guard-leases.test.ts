@@ -123,6 +123,43 @@ describe("a handler's record and its version", () => {
     expect(json(await receiver.handle(newer))).toEqual({ ok: true, duplicate: true });
   });
 
+  it('tries a failed advance again, and when both tries time out keeps the lock until it lapses, so a late advance lands before any older write', async () => {
+    vi.useFakeTimers();
+    try {
+      const inner = memoryStore();
+      let calls = 0;
+      // The store is slow for a while: both advances time out, and each lands 500 ms after it was sent.
+      const store: IdempotencyStore = Object.assign(Object.create(inner) as typeof inner, {
+        advanceVersion: (key: string, version: number, retentionMs: number) => {
+          calls += 1;
+          return new Promise<boolean>((resolve) => setTimeout(() => resolve(inner.advanceVersion(key, version, retentionMs)), 500));
+        },
+      });
+      const receiver = createReceiver({ secret: SECRET, store, completion: 'handler', leaseMs: 3_000, storeTimeoutMs: 100 }).onError(quiet);
+      const written: number[] = [];
+      receiver.on('line.status_changed', (d) => void written.push(Number(d.data.version)), { name: 'status', order: byVersion });
+
+      const newer = signed(status('lin_1', 2));
+      const first = receiver.handle(newer);
+      await vi.advanceTimersByTimeAsync(250);
+      const answer = await first;
+      expect(answer.status).toBe(503);
+      expect(json(answer).error?.details).toEqual({ reason: 'store_timeout' });
+      expect(calls).toBe(2);
+
+      // The lock was not released: an older delivery of the resource waits rather than write first.
+      const older = signed(status('lin_1', 1));
+      expect(json(await receiver.handle(older)).error?.details).toMatchObject({ reason: 'resource_busy' });
+      await vi.advanceTimersByTimeAsync(3_500); // the advances land; the lock lapses
+      expect(inner.readVersion('hookline:order:status:version:lin_1')).toBe(2);
+      expect((await receiver.handle(older)).status).toBe(200); // stale: skipped
+      expect((await receiver.handle(newer)).status).toBe(200); // its own version is recorded: not run again
+      expect(written).toEqual([2]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('hands a transactional handler the version to advance in its transaction, and advances nothing outside it', async () => {
     const inner = memoryStore();
     const seen: unknown[] = [];

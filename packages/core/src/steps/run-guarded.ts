@@ -173,6 +173,7 @@ async function guardedCall(
   );
   if (lock.state !== 'acquired') throw waitRefusal(lock.state === 'in_progress' ? lock.retryAfterMs : 1000, 'resource_busy');
   holdLease(attempt, lockKey);
+  let releaseLock = true;
   try {
     const versions = store(state) as Required<Pick<IdempotencyStore, 'readVersion' | 'advanceVersion'>>;
     const current = await storeCall(state, attempt, 'readVersion', () => versions.readVersion(versionKey));
@@ -192,12 +193,47 @@ async function guardedCall(
     // Advanced before the record is completed: a crash or a failed call between the two leaves a handler
     // that will run again (its record is not completed) under a version that already keeps older
     // deliveries out, never a completed handler whose newer state an older delivery may overwrite.
-    await storeCall(state, attempt, 'advanceVersion', () => versions.advanceVersion(versionKey, version, retentionMs));
+    const failure = await advance(state, attempt, versions, versionKey, version);
+    if (failure !== undefined) {
+      // Both tries failed, and a call that timed out may still land. Were the lock released now, an
+      // older delivery could write its state before that advance lands, and the newer one would then
+      // be skipped as stale. Kept (no longer renewed), the lock lapses after leaseMs: the late advance
+      // must land before another delivery of the resource can run, or it is as late as a paused process.
+      releaseLock = false;
+      dropLease(attempt, lockKey);
+      throw failure;
+    }
     if (completionKey !== undefined) await completeRecord(state, attempt, completionKey);
   } finally {
     // storeCall reported a failed release already; the lock's lease lapses on its own, and the
     // handler's outcome stands (a second report would wrongly say the delivery was not processed).
-    await releaseLease(state, attempt, lockKey).catch(() => {});
+    if (releaseLock) await releaseLease(state, attempt, lockKey).catch(() => {});
+  }
+}
+
+/**
+ * The version advance after a handler succeeded, tried twice (a store blip rarely lasts two calls):
+ * undefined once it answered, or the second try's refusal (503; each failure is reported).
+ */
+async function advance(
+  state: ReceiverState,
+  attempt: Attempt,
+  versions: Required<Pick<IdempotencyStore, 'advanceVersion'>>,
+  versionKey: string,
+  version: number,
+): Promise<unknown> {
+  const once = () =>
+    storeCall(state, attempt, 'advanceVersion', () => versions.advanceVersion(versionKey, version, state.config.retentionMs));
+  try {
+    await once();
+    return undefined;
+  } catch {
+    try {
+      await once();
+      return undefined;
+    } catch (error) {
+      return error;
+    }
   }
 }
 
