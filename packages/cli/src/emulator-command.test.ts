@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -42,9 +42,13 @@ async function nextJsonLine(): Promise<Record<string, unknown>> {
 }
 
 beforeAll(async () => {
-  child = spawn(process.execPath, [TSX, '--conditions=@hookline/source', BIN, 'emulator', '--port', '0', '--api-key', API_KEY, '--json'], {
-    env: { ...process.env, NO_COLOR: '1' },
-  });
+  child = spawn(
+    process.execPath,
+    [TSX, '--conditions=@hookline/source', BIN, 'emulator', '--port', '0', '--api-key', API_KEY, '--allow-host', 'emulator.test', '--json'],
+    {
+      env: { ...process.env, NO_COLOR: '1' },
+    },
+  );
   lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const listening = await nextJsonLine();
   expect(listening).toMatchObject({ type: 'listening', apiKey: API_KEY, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
@@ -97,7 +101,26 @@ it('emulator → webhooks create → trigger → deliveries → replay (a duplic
   );
   expect(handled).toHaveLength(1);
 
+  // The inspector answers the names given with --allow-host, and refuses any other.
+  const statusWithHost = (host: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request(`${baseUrl}/inspector/state`, { headers: { host }, timeout: 10_000 }, (res) => resolve(res.resume().statusCode!));
+      req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
+      req.on('error', reject);
+      req.end();
+    });
+  expect(await statusWithHost('emulator.test')).toBe(200);
+  expect(await statusWithHost('attacker.example:4010')).toBe(421);
+
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGINT');
   expect(await exited).toBe(0);
+});
+
+it('refuses an --allow-host that is not a host name, before listening', async () => {
+  const refused = await hookline(['emulator', '--port', '0', '--allow-host', 'https://tunnel.example']);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain(
+    '--allow-host takes a host name with an optional port (tunnel.example, emulator:4010), got "https://tunnel.example"',
+  );
 });

@@ -15,6 +15,7 @@ export async function emulatorCommand({ values, positionals, io, style }: Comman
   if (apiKey !== undefined && !/^sk_(sandbox|live)_[\x21-\x7e]+$/.test(apiKey)) {
     throw new UsageError('--api-key must start with sk_sandbox_ or sk_live_ and have no spaces', 'emulator');
   }
+  const allowedHosts = (values['allow-host'] as string[] | undefined) ?? [];
   const json = values.json === true;
   let emulator: Awaited<ReturnType<typeof startServiceEmulator>>;
   try {
@@ -22,6 +23,7 @@ export async function emulatorCommand({ values, positionals, io, style }: Comman
       port,
       timeScale,
       ...(apiKey === undefined ? {} : { apiKeys: [apiKey] }),
+      allowedHosts,
       onAttempt: (attempt) => {
         if (json) return void io.stdout.write(`${JSON.stringify({ type: 'attempt', ...attempt })}\n`);
         const line = `attempt ${attempt.attempt} ${attempt.event} ${attempt.deliveryId} → ${attempt.webhookId}: ${describeAttempt(attempt)}`;
@@ -32,6 +34,10 @@ export async function emulatorCommand({ values, positionals, io, style }: Comman
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use: pick another with --port (0 for any free one)`, 'emulator');
+    if (error instanceof TypeError && /allowedHosts/.test(error.message)) {
+      const given = error.message.slice(error.message.lastIndexOf('got ')); // the entry refused, as the library quotes it
+      throw new UsageError(`--allow-host takes a host name with an optional port (tunnel.example, emulator:4010), ${given}`, 'emulator');
+    }
     throw error;
   }
 

@@ -166,7 +166,7 @@ Examples:
 
 Exit code 1 when the service refuses (its code and message are printed), 2 on a usage error.`,
 
-  emulator: `Usage: hookline emulator [--port <n>] [--time-scale <x>] [--api-key <key>]
+  emulator: `Usage: hookline emulator [--port <n>] [--time-scale <x>] [--api-key <key>] [--allow-host <name>]
 
 Runs a local stand-in for the service until Ctrl-C: the webhook API (POST/GET /v1/webhooks, …),
 deliveries to your receiver signed and retried exactly as the service does, and the delivery
@@ -177,6 +177,9 @@ Options:
   --time-scale <x>      multiply the retry schedule and the 30 s limit (default 1; 0.001 runs the
                         31 h schedule in ~2 min)
   --api-key <key>       the key it accepts (default: a fresh sk_sandbox_… key)
+  --allow-host <name>   another name it answers to, with an optional :port (repeatable): the name a
+                        tunnel or proxy reaches it by. Other Host headers get 421, so a web page
+                        that rebinds its DNS name to 127.0.0.1 cannot use the inspector
   --json                print JSON lines: where it listens, then one per delivery attempt
   -h, --help            show this help
 

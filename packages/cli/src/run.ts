@@ -47,7 +47,12 @@ const COMMANDS: Record<string, { options: Options; run: (context: CommandContext
   events: { options: {}, run: eventsCommand },
   webhooks: { options: WEBHOOKS_OPTIONS, run: webhooksCommand },
   emulator: {
-    options: { port: { type: 'string' }, 'time-scale': { type: 'string' }, 'api-key': { type: 'string' } },
+    options: {
+      port: { type: 'string' },
+      'time-scale': { type: 'string' },
+      'api-key': { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+    },
     run: emulatorCommand,
   },
   trigger: { options: { data: { type: 'string' }, 'base-url': SERVICE_OPTIONS['base-url'] }, run: triggerCommand },

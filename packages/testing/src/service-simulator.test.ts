@@ -166,6 +166,36 @@ describe('createServiceSimulator against a real receiver over HTTP', () => {
     expect(simulator.attempts()).toHaveLength(2);
   });
 
+  it('forget() drops a delivery and its attempts and cancels its retries', async () => {
+    const { url } = await receiverAt();
+    const clock = createManualClock();
+    const simulator = createServiceSimulator({ url, secret: 'whsec_wrong', clock });
+    const forgotten = simulator.send(createDelivery('call.ringing'));
+    await clock.runNext(); // attempt 1: 401, attempt 2 scheduled
+    const kept = simulator.send(createDelivery('call.ringing'));
+    await clock.runNext();
+    const { deliveryId } = simulator.deliveries()[0]!;
+    expect(simulator.forget(deliveryId)).toBe(true);
+    expect((await forgotten).outcome).toBe('cancelled');
+    expect(simulator.get(deliveryId)).toBeUndefined();
+    expect(simulator.deliveries()).toHaveLength(1);
+    expect(simulator.attempts().map((attempt) => attempt.deliveryId)).not.toContain(deliveryId);
+    expect(simulator.forget(deliveryId)).toBe(false);
+    expect(clock.pending).toBe(1); // the other delivery's retry only
+    simulator.stop();
+    expect((await kept).outcome).toBe('cancelled');
+  });
+
+  it('keeps the last maxAttemptsPerDelivery attempts of a delivery; the numbers keep counting', async () => {
+    const { url } = await receiverAt();
+    const simulator = createServiceSimulator({ url, secret, maxAttemptsPerDelivery: 2 });
+    const { deliveryId } = await simulator.send(createDelivery('message.read'));
+    for (let i = 0; i < 3; i++) await simulator.replay(deliveryId);
+    expect(simulator.get(deliveryId)?.attempts.map((attempt) => attempt.attempt)).toEqual([3, 4]);
+    expect(simulator.attempts().map((attempt) => attempt.attempt)).toEqual([3, 4]);
+    expect(() => createServiceSimulator({ url, secret, maxAttemptsPerDelivery: 0 })).toThrow(/maxAttemptsPerDelivery/);
+  });
+
   it('stop() cancels scheduled retries', async () => {
     const { url } = await receiverAt();
     const clock = createManualClock();

@@ -58,7 +58,7 @@ export interface DeliveryResult {
   deliveryId: string;
   /** Event name. */
   event: string;
-  /** `succeeded` on a 2xx in time, `gave-up` after the last attempt, `cancelled` by `stop()`. */
+  /** `succeeded` on a 2xx in time, `gave-up` after the last attempt, `cancelled` by `stop()` or `forget()`. */
   outcome: Exclude<DeliveryOutcome, 'pending'>;
   /** Attempts of the scheduled run and any replays made meanwhile. */
   attempts: DeliveryAttempt[];
@@ -98,6 +98,13 @@ export interface ServiceSimulatorOptions {
    * @default 500
    */
   responseSnippetLength?: number;
+  /**
+   * Attempts kept per delivery (in its record and in `attempts()`); past it the oldest are dropped.
+   * Only replays can take a delivery past its schedule's attempts, so this bounds a long-running
+   * process that replays without end. Attempt numbers keep counting.
+   * @default Infinity
+   */
+  maxAttemptsPerDelivery?: number;
 }
 
 /** Per-delivery bends for negative tests (a tampered body, a missing header). */
@@ -131,6 +138,12 @@ export interface ServiceSimulator {
   drain(): Promise<DeliveryResult[]>;
   /** Cancels all scheduled retries; pending `send()` promises resolve with outcome `cancelled`. */
   stop(): void;
+  /**
+   * Drops a delivery and its attempts, to bound what a long-running process keeps. Its pending retries
+   * are cancelled (its `send()` resolves `cancelled`); an attempt already on the wire still ends and is
+   * told to `on('attempt')` listeners, but is not kept. False when the delivery is not known.
+   */
+  forget(deliveryId: string): boolean;
   /** A delivery's record, or undefined. */
   get(deliveryId: string): DeliveryRecord | undefined;
   /** Every delivery, in the order they were sent. */
@@ -171,14 +184,19 @@ export function createServiceSimulator(options: ServiceSimulatorOptions): Servic
   const schedule = options.schedule ?? RETRY_SCHEDULE_MS;
   const doFetch = options.fetch ?? globalThis.fetch;
   const snippetLength = options.responseSnippetLength ?? 500;
+  const maxAttempts = options.maxAttemptsPerDelivery ?? Number.POSITIVE_INFINITY;
   if (!(timeScale > 0) || !Number.isFinite(timeScale)) {
     throw new RangeError(`createServiceSimulator: timeScale must be a positive number, got ${timeScale}`);
   }
   if (schedule.length === 0) throw new RangeError('createServiceSimulator: schedule needs at least one attempt');
+  if (!(maxAttempts >= 1) || (!Number.isInteger(maxAttempts) && maxAttempts !== Number.POSITIVE_INFINITY)) {
+    throw new RangeError(`createServiceSimulator: maxAttemptsPerDelivery must be a whole number of at least 1, got ${maxAttempts}`);
+  }
   const attemptTimeoutMs = options.attemptTimeoutMs ?? SERVICE_TIMEOUT_MS * timeScale;
 
   const records = new Map<string, Internal>();
-  const allAttempts: DeliveryAttempt[] = [];
+  let allAttempts: DeliveryAttempt[] = [];
+  let unnamed = 0; // not records.size: forget() shrinks the map, and a name must not come back
   const replays = new Set<Promise<unknown>>();
   const listeners: { [K in keyof SimulatorEvents]: Set<SimulatorEvents[K]> } = {
     'attempt-start': new Set(),
@@ -246,8 +264,15 @@ export function createServiceSimulator(options: ServiceSimulatorOptions): Servic
       responseBody,
     };
     record.attempts.push(attempt);
-    allAttempts.push(attempt);
+    if (records.get(record.deliveryId) === internal) keep(record, attempt);
     return attempt;
+  }
+
+  function keep(record: DeliveryRecord, attempt: DeliveryAttempt): void {
+    allAttempts.push(attempt);
+    if (record.attempts.length <= maxAttempts) return;
+    const dropped = record.attempts.shift()!;
+    allAttempts.splice(allAttempts.indexOf(dropped), 1);
   }
 
   function settle(internal: Internal, outcome: Exclude<DeliveryOutcome, 'pending'>): void {
@@ -283,7 +308,7 @@ export function createServiceSimulator(options: ServiceSimulatorOptions): Servic
 
   function send(delivery: DeliveryInput, sendOptions: SendOptions = {}): Promise<DeliveryResult> {
     const { headers, body } = createSignedPayload(delivery, secret, sendOptions);
-    const deliveryId = headers['x-service-delivery-id'] ?? `wdl_unnamed_${records.size + 1}`;
+    const deliveryId = headers['x-service-delivery-id'] ?? `wdl_unnamed_${++unnamed}`;
     if (records.has(deliveryId)) {
       return Promise.reject(
         new Error(
@@ -351,6 +376,18 @@ export function createServiceSimulator(options: ServiceSimulatorOptions): Servic
         internal.timer = null;
         settle(internal, 'cancelled');
       }
+    },
+    forget(deliveryId) {
+      const internal = records.get(deliveryId);
+      if (internal === undefined) return false;
+      records.delete(deliveryId);
+      if (internal.record.outcome === 'pending') {
+        if (internal.timer !== null) clock.clearTimeout(internal.timer);
+        internal.timer = null;
+        settle(internal, 'cancelled');
+      }
+      allAttempts = allAttempts.filter((attempt) => attempt.deliveryId !== deliveryId);
+      return true;
     },
     get: (deliveryId) => records.get(deliveryId)?.record,
     deliveries: () => [...records.values()].map((internal) => internal.record),

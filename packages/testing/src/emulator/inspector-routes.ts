@@ -7,8 +7,9 @@ import type { WebhookRegistry } from './webhook-registry';
 /**
  * The delivery inspector: the page at `/`, its state as JSON, a server-sent event stream that says
  * "something changed", and the trigger and replay buttons' endpoints. These need no API key (the
- * emulator listens on 127.0.0.1); the POSTs insist on a JSON content type, which a cross-site form
- * cannot send without a CORS preflight the emulator never grants.
+ * emulator listens on 127.0.0.1, and refuses a Host that is not its own before any route, so a page
+ * that rebinds its DNS name to 127.0.0.1 gets nothing); the POSTs insist on a JSON content type,
+ * which a cross-site form cannot send without a CORS preflight the emulator never grants.
  */
 export function createInspector(registry: WebhookRegistry) {
   const streams = new Set<ServerResponse>();

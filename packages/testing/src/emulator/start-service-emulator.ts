@@ -2,10 +2,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createId } from '../ids';
 import { SERVICE_TIMEOUT_MS } from '../schedule';
+import { checkAllowedHosts, createHostCheck } from './allowed-hosts';
 import { type ApiAnswer, routeApi } from './api-routes';
 import { createFaultQueue, faultAnswer, type EmulatorFault } from './faults';
 import { EmulatorRefusal, readJsonBody, writeJson } from './http-io';
 import { createInspector } from './inspector-routes';
+import { createRecentList } from './recent-list';
 import {
   createWebhookRegistry,
   type EmittedDelivery,
@@ -14,15 +16,45 @@ import {
   type EmulatedWebhook,
 } from './webhook-registry';
 
+/** Attempts kept per delivery: only replays add more than the schedule's 7, and they have no end. */
+const ATTEMPTS_KEPT_PER_DELIVERY = 100;
+
 /** Options of `startServiceEmulator()`. */
 export interface ServiceEmulatorOptions {
   /**
-   * Port on 127.0.0.1; 0 picks a free one.
+   * Port on `host`; 0 picks a free one.
    * @default 0
    */
   port?: number;
-  /** @default '127.0.0.1' */
+  /**
+   * The address to listen on. The inspector's endpoints need no API key: keep it on the loopback
+   * interface unless the machine's network is yours alone.
+   * @default '127.0.0.1'
+   */
   host?: string;
+  /**
+   * More names the emulator answers to, as a host name (any port) or `name:port`: the name a
+   * tunnel, a proxy or other containers reach it by (`'emulator'`, `'abc.tunnel.example'`,
+   * `'localhost:8080'` behind a port mapping). Requests whose Host header is neither one of these nor
+   * the emulator's own address (localhost, 127.0.0.1, [::1] and the address it listens on, with its
+   * port) get 421 MISDIRECTED_REQUEST: that is what stops a web page that rebinds its own DNS name to
+   * 127.0.0.1 from using the inspector. A request without Host (HTTP/1.0) is served.
+   * @default []
+   */
+  allowedHosts?: readonly string[];
+  /**
+   * How many of the latest `/v1/…` requests `requests()` keeps, the oldest dropped first; also how
+   * many idempotency keys' answers are remembered. `Infinity` keeps all (memory grows with every request).
+   * @default 1000
+   */
+  maxRequestsKept?: number;
+  /**
+   * How many of the latest deliveries (all webhooks together) are kept with their attempts, for
+   * `deliveries()`, the inspector, operation 5 and replays. An older one is forgotten: its pending
+   * retries are cancelled and replaying it answers 404. `Infinity` keeps all.
+   * @default 1000
+   */
+  maxDeliveriesKept?: number;
   /**
    * Multiplies the retry schedule's delays and the 30 s attempt limit: 0.001 runs the 31-hour
    * schedule in about two minutes.
@@ -47,6 +79,11 @@ export interface ServiceEmulatorOptions {
 
 /** One request the emulator received on `/v1/…`, for tests that count tries. */
 export interface EmulatorRequest {
+  /**
+   * 1 for the emulator's first `/v1/…` request, counting on past those `requests()` no longer keeps:
+   * to count a test's tries, compare it with the last one seen before.
+   */
+  seq: number;
   method: string;
   path: string;
   /** The status answered; null for a request left hanging. */
@@ -71,11 +108,11 @@ export interface ServiceEmulator {
   emit(event: string, data?: Record<string, unknown>): Promise<EmittedDelivery[]>;
   /** Makes the next requests to `/v1/…` fail as described (429 with Retry-After, 500, 503, a hang, …). */
   injectFault(fault: EmulatorFault): void;
-  /** Every `/v1/…` request so far, in order. */
+  /** The latest `/v1/…` requests (`maxRequestsKept`, 1,000 by default), oldest first. */
   requests(): EmulatorRequest[];
   /** Webhooks, as operation 2 lists them. */
   webhooks(): EmulatedWebhook[];
-  /** Every delivery with its attempts, newest first. */
+  /** The latest deliveries (`maxDeliveriesKept`, 1,000 by default) with their attempts, newest first. */
   deliveries(): EmulatedDelivery[];
   /** Resolves when no retry is pending and no replay is running (with `timeScale` 1, that can be 31 h). */
   drain(): Promise<void>;
@@ -107,20 +144,36 @@ export async function startServiceEmulator(options: ServiceEmulatorOptions = {})
       throw new TypeError('startServiceEmulator: every API key must start with sk_sandbox_ or sk_live_');
   }
   const accepted = new Set(apiKeys);
+  const allowedHosts = options.allowedHosts ?? [];
+  checkAllowedHosts(allowedHosts);
+  const maxRequests = checkBound('maxRequestsKept', options.maxRequestsKept ?? 1_000);
   const registry = createWebhookRegistry({
     timeScale,
     attemptTimeoutMs: options.attemptTimeoutMs ?? Math.max(SERVICE_TIMEOUT_MS * timeScale, 2_000),
+    maxDeliveries: checkBound('maxDeliveriesKept', options.maxDeliveriesKept ?? 1_000),
+    maxAttemptsPerDelivery: ATTEMPTS_KEPT_PER_DELIVERY,
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     ...(options.onAttempt === undefined ? {} : { onAttempt: options.onAttempt }),
   });
   const inspector = createInspector(registry);
   const faults = createFaultQueue();
-  const log: EmulatorRequest[] = [];
-  const idempotent = new Map<string, ApiAnswer>();
+  const log = createRecentList<EmulatorRequest>(maxRequests);
+  let seq = 0;
+  const idempotent = new Map<string, ApiAnswer>(); // insertion order: the oldest key is the first
+  const remember = (key: string, answer: ApiAnswer) => {
+    idempotent.set(key, answer);
+    if (idempotent.size > maxRequests) idempotent.delete(idempotent.keys().next().value!);
+  };
 
   async function serveApi(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const idempotencyKey = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
-    const entry: EmulatorRequest = { method: req.method ?? 'GET', path, status: null, ...(idempotencyKey ? { idempotencyKey } : {}) };
+    const entry: EmulatorRequest = {
+      seq: ++seq,
+      method: req.method ?? 'GET',
+      path,
+      status: null,
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+    };
     log.push(entry);
     // The document names no request-id header; the emulator sends the usual one so clients can show it.
     res.setHeader('x-request-id', `req_${createId('', 16)}`);
@@ -150,7 +203,7 @@ export async function startServiceEmulator(options: ServiceEmulatorOptions = {})
     if (remembered !== undefined) return send(remembered.status, remembered.body);
     try {
       const answer = await routeApi(registry, req.method ?? 'GET', path, () => readJsonBody(req));
-      if (req.method === 'POST' && idempotencyKey !== undefined) idempotent.set(`${path} ${idempotencyKey}`, answer);
+      if (req.method === 'POST' && idempotencyKey !== undefined) remember(`${path} ${idempotencyKey}`, answer);
       send(answer.status, answer.body);
     } catch (error) {
       const refusal = asRefusal(error);
@@ -158,7 +211,11 @@ export async function startServiceEmulator(options: ServiceEmulatorOptions = {})
     }
   }
 
+  // Set in listen()'s callback, which runs before the first connection can be read.
+  let hostCheck: ReturnType<typeof createHostCheck>;
   const server = createServer((req, res) => {
+    const misdirected = hostCheck.refusal(req.headers.host);
+    if (misdirected !== undefined) return writeJson(res, misdirected.status, misdirected.body);
     const path = new URL(req.url ?? '/', 'http://emulator').pathname;
     const work = path.startsWith('/v1/')
       ? serveApi(req, res, path)
@@ -179,6 +236,7 @@ export async function startServiceEmulator(options: ServiceEmulatorOptions = {})
   });
   const { port, address, family } = server.address() as AddressInfo;
   const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
+  hostCheck = createHostCheck({ address, port, allowedHosts });
 
   return {
     url,
@@ -186,7 +244,7 @@ export async function startServiceEmulator(options: ServiceEmulatorOptions = {})
     inspectorUrl: `${url}/`,
     emit: (event, data) => registry.emit(event, data),
     injectFault: (fault) => faults.add(fault),
-    requests: () => log.map((entry) => ({ ...entry })),
+    requests: () => log.toArray().map((entry) => ({ ...entry })),
     webhooks: () => registry.list(),
     deliveries: () => registry.deliveries(),
     drain: () => registry.drain(),
@@ -199,6 +257,11 @@ export async function startServiceEmulator(options: ServiceEmulatorOptions = {})
       });
     },
   };
+}
+
+function checkBound(name: string, value: number): number {
+  if (value === Number.POSITIVE_INFINITY || (Number.isInteger(value) && value >= 1)) return value;
+  throw new RangeError(`startServiceEmulator: ${name} must be a whole number of at least 1 (or Infinity), got ${value}`);
 }
 
 function asRefusal(error: unknown): EmulatorRefusal {

@@ -55,13 +55,23 @@ interface Entry {
   webhook: EmulatedWebhook;
   secret: string;
   simulator: ServiceSimulator;
-  created: Map<string, { order: number; at: string }>;
   inFlight: Set<string>;
+}
+
+/** A delivery the registry keeps, in the order they were emitted. */
+interface Kept {
+  entry: Entry;
+  order: number;
+  at: string;
 }
 
 export interface RegistryOptions {
   timeScale: number;
   attemptTimeoutMs: number;
+  /** Deliveries kept, all webhooks together; the oldest are forgotten first. */
+  maxDeliveries: number;
+  /** Attempts kept per delivery (replays add them without end); the oldest are dropped first. */
+  maxAttemptsPerDelivery: number;
   fetch: typeof globalThis.fetch;
   onAttempt?: (attempt: EmulatedAttempt & { webhookId: string }) => void;
 }
@@ -69,6 +79,7 @@ export interface RegistryOptions {
 /** The emulator's memory: webhooks, and per webhook the kit's service simulator that delivers to it. */
 export function createWebhookRegistry(options: RegistryOptions) {
   const entries = new Map<string, Entry>();
+  const kept = new Map<string, Kept>(); // by deliveryId, oldest first
   const listeners = new Set<() => void>();
   let order = 0;
   const changed = () => {
@@ -119,8 +130,8 @@ export function createWebhookRegistry(options: RegistryOptions) {
         timeScale: options.timeScale,
         attemptTimeoutMs: options.attemptTimeoutMs,
         fetch: (_url, init) => options.fetch(webhook.url, init),
+        maxAttemptsPerDelivery: options.maxAttemptsPerDelivery,
       }),
-      created: new Map(),
       inFlight: new Set(),
     };
     entry.simulator.on('attempt-start', ({ deliveryId }) => {
@@ -149,9 +160,21 @@ export function createWebhookRegistry(options: RegistryOptions) {
   }
 
   function remove(id: string): void {
-    get(id).simulator.stop(); // a deleted webhook's pending retries are not sent
+    const { simulator } = get(id);
+    simulator.stop(); // a deleted webhook's pending retries are not sent
+    for (const record of simulator.deliveries()) kept.delete(record.deliveryId);
     entries.delete(id);
     changed();
+  }
+
+  /** Forgets the oldest deliveries past the bound, cancelling their pending retries. */
+  function forgetOldest(): void {
+    for (const [deliveryId, { entry }] of kept) {
+      if (kept.size <= options.maxDeliveries) return;
+      kept.delete(deliveryId);
+      entry.inFlight.delete(deliveryId);
+      entry.simulator.forget(deliveryId);
+    }
   }
 
   async function emit(event: string, data?: Record<string, unknown>): Promise<EmittedDelivery[]> {
@@ -164,7 +187,7 @@ export function createWebhookRegistry(options: RegistryOptions) {
       targets.map((entry) => {
         // One delivery per webhook, each with its own id, the same event data.
         const delivery = { ...base, deliveryId: createId('wdl_') };
-        entry.created.set(delivery.deliveryId, { order: order++, at: new Date().toISOString() });
+        kept.set(delivery.deliveryId, { entry, order: order++, at: new Date().toISOString() });
         return new Promise<EmittedDelivery>((resolve) => {
           const stop = entry.simulator.on('attempt', (attempt) => {
             if (attempt.deliveryId !== delivery.deliveryId) return;
@@ -175,6 +198,7 @@ export function createWebhookRegistry(options: RegistryOptions) {
             );
           });
           void entry.simulator.send(delivery).finally(changed);
+          forgetOldest();
         });
       }),
     );
@@ -191,7 +215,7 @@ export function createWebhookRegistry(options: RegistryOptions) {
     const out: (EmulatedDelivery & { order: number })[] = [];
     for (const entry of chosen) {
       for (const record of entry.simulator.deliveries()) {
-        const created = entry.created.get(record.deliveryId) ?? { order: -1, at: '' };
+        const created = kept.get(record.deliveryId) ?? { order: -1, at: '' };
         out.push({
           order: created.order,
           webhookId: entry.webhook.id,
