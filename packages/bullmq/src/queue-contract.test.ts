@@ -129,7 +129,7 @@ const QUEUE_CHECKS: Record<string, (make: QueueFactory) => Promise<void>> = {
           return { status: 'wait', delayMs: 10 + Math.random() * 40, reason: 'resource_busy' };
         }
         holder = deliveryIdIn(payload);
-        await sleep(20);
+        await sleep(50); // long enough for the others to be fetched meanwhile, even on a slow machine
         handled.add(holder);
         holder = undefined;
         return { status: 'done' };
