@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createReceiver } from '@hookline/core';
-import type { JobResult, QueuedDelivery, QueueJob } from '@hookline/core/adapter';
+import type { DeadLetter, JobResult, QueuedDelivery, QueueJob } from '@hookline/core/adapter';
 import { createDelivery, requireServer, sign } from '@hookline/testing';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { bullmqQueue } from './bullmq-queue';
+import { splitScopedId } from './dead-letter';
 import { deliveryIdOf, jobIdFor } from './job-id';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -13,6 +15,8 @@ const connection = { host: hostname, port: Number(port || 6379), maxRetriesPerRe
 // Every queue of this run has its own name; afterAll obliterates them.
 const run = `hookline-test-${randomUUID().slice(0, 8)}`;
 const opened: ReturnType<typeof bullmqQueue>[] = [];
+// For reading and writing job hashes as another client would.
+const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
 
 function open(suffix: string, extra: Partial<Parameters<typeof bullmqQueue>[0]> = {}) {
   const queue = bullmqQueue({
@@ -38,6 +42,7 @@ afterAll(async () => {
     await queue.queue.obliterate({ force: true }).catch(() => {});
     await queue.close().catch(() => {});
   }
+  redis.disconnect();
 });
 
 describe('job ids', () => {
@@ -50,6 +55,19 @@ describe('job ids', () => {
     }
     expect(deliveryIdOf('42')).toBeUndefined();
     expect(deliveryIdOf(undefined)).toBeUndefined();
+  });
+});
+
+describe('dead letters of a corrupt job', () => {
+  it('split the scoped id a jobId gives back at the last ":wdl_", and replay joins the parts again', () => {
+    expect(splitScopedId('wdl_abc')).toEqual({ deliveryId: 'wdl_abc' });
+    expect(splitScopedId('acme:wdl_abc')).toEqual({ deliveryId: 'wdl_abc', scope: 'acme:' });
+    expect(splitScopedId('eu:acme:wdl_abc')).toEqual({ deliveryId: 'wdl_abc', scope: 'eu:acme:' });
+    expect(splitScopedId('not-a-delivery')).toEqual({ deliveryId: 'not-a-delivery' });
+    for (const scoped of ['wdl_a', 'acme:wdl_a', 'wdl_a:wdl_b', 'x:wdl_a:wdl_b', 'opaque']) {
+      const { scope, deliveryId } = splitScopedId(scoped);
+      expect((scope ?? '') + deliveryId).toBe(scoped);
+    }
   });
 });
 
@@ -223,6 +241,142 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
       event: 'garbage',
       lastError: 'corrupt payload: "not a delivery"',
     });
+  });
+
+  it('dead-letters a job whose data is not JSON, with a reason that says so, instead of cycling it through stalls', async () => {
+    const errors: Error[] = [];
+    // A short lock and stall check: a job nobody holds comes back within a second, so a cycle shows.
+    const queue = open('not-json', {
+      worker: { drainDelay: 1, lockDuration: 300, stalledInterval: 300, maxStalledCount: 1 },
+      onError: (error) => errors.push(error),
+    });
+    const unscoped = queued();
+    const scoped = queued(undefined, { scope: 'acme:' });
+    await queue.enqueue(unscoped);
+    await queue.enqueue(scoped);
+    const keyOf = (job: QueuedDelivery) => queue.queue.toKey(jobIdFor((job.scope ?? '') + job.delivery.deliveryId));
+    for (const job of [unscoped, scoped]) await redis.hset(keyOf(job), 'data', '{"delivery":{"deliveryId":');
+    const runs: unknown[] = [];
+    const worker = queue.work(
+      async ({ payload }) => {
+        runs.push(payload);
+        return { status: 'done' };
+      },
+      { concurrency: 1 },
+    );
+    try {
+      await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(2), { timeout: 20_000, interval: 50 });
+      const letters = await queue.deadLetters();
+      const byScope = (scope: string | undefined) => letters.find((letter) => letter.scope === scope);
+      // The deliveryId (and the scope) come back from the job id; the event from the job's name.
+      for (const [letter, job] of [
+        [byScope(undefined), unscoped],
+        [byScope('acme:'), scoped],
+      ] as const) {
+        expect(letter).toMatchObject({ deliveryId: job.delivery.deliveryId, event: 'message.delivered', attempts: 1 });
+        expect(letter?.lastError).toMatch(/^corrupt job: its data is not JSON \(.+\)$/);
+      }
+      expect(runs).toEqual([]); // no processor saw a payload it could not have read
+      expect(await redis.hget(keyOf(unscoped), 'stc')).toBeNull(); // never stalled
+      expect(errors).toEqual([]);
+
+      // A replay cannot mend it: it is corrupt again. The service's replay (an enqueue) brings the
+      // delivery back whole, and it runs.
+      expect(await queue.replay(byScope('acme:') as DeadLetter)).toBe(true);
+      await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(2), { timeout: 20_000, interval: 50 });
+      expect(await queue.enqueue(scoped)).toEqual({ duplicate: false });
+      await vi.waitFor(() => expect(runs).toHaveLength(1), { timeout: 20_000, interval: 50 });
+      expect(runs[0]).toEqual(JSON.parse(JSON.stringify(scoped)));
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it("moves a waiting job to the delayed set without a try: BullMQ's attemptsMade stays, its lock is dropped", async () => {
+    const queue = open('wait-counters');
+    const job = queued();
+    await queue.enqueue(job);
+    const key = queue.queue.toKey(jobIdFor(job.delivery.deliveryId));
+    let runs = 0;
+    const worker = queue.work(
+      async () => {
+        runs++;
+        return { status: 'wait', delayMs: runs < 3 ? 10 : 60_000, reason: 'resource busy' };
+      },
+      { concurrency: 1 },
+    );
+    try {
+      await vi.waitFor(async () => expect(await queue.queue.getJobState(jobIdFor(job.delivery.deliveryId))).toBe('delayed'), {
+        timeout: 20_000,
+        interval: 20,
+      });
+      await vi.waitFor(() => expect(runs).toBe(3), { timeout: 20_000, interval: 20 });
+      await vi.waitFor(async () => expect(await queue.queue.getDelayedCount()).toBe(1), { timeout: 20_000, interval: 20 });
+    } finally {
+      await worker.close();
+    }
+    // attemptsMade (atm) is what QueueJob.attempt counts from; attemptsStarted (ats) counts every start.
+    const [attemptsMade, attemptsStarted, stalled] = await redis.hmget(key, 'atm', 'ats', 'stc');
+    expect(Number(attemptsMade ?? 0)).toBe(0);
+    expect(Number(attemptsStarted)).toBe(3);
+    expect(stalled).toBeNull();
+    expect(await redis.exists(`${key}:lock`)).toBe(0);
+  });
+
+  it('replays a dead letter with its stalled count cleared and its payload kept', async () => {
+    const queue = open('replay-stalled');
+    const job = queued();
+    await queue.enqueue(job);
+    const key = queue.queue.toKey(jobIdFor(job.delivery.deliveryId));
+    let worker = queue.work(async () => ({ status: 'dead', reason: 'job stalled more than allowable limit' }), { concurrency: 1 });
+    await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(1), { timeout: 10_000, interval: 50 });
+    await worker.close();
+    await redis.hset(key, 'stc', '5'); // as BullMQ leaves a job it failed for stalling
+    expect(await queue.replay(job.delivery.deliveryId)).toBe(true);
+    expect(await redis.hget(key, 'stc')).toBeNull();
+    const seen: unknown[] = [];
+    worker = queue.work(
+      async ({ payload }) => {
+        seen.push(payload);
+        return { status: 'done' };
+      },
+      { concurrency: 1 },
+    );
+    await vi.waitFor(() => expect(seen).toHaveLength(1), { timeout: 10_000, interval: 50 });
+    await worker.close();
+    expect(seen[0]).toEqual(JSON.parse(JSON.stringify(job)));
+  });
+
+  it('stops renewing the lock of a processor that settled, and frees its slot', async () => {
+    const queue = open('settled-lock', { worker: { drainDelay: 1, lockDuration: 1_000 } });
+    const job = queued();
+    await queue.enqueue(job);
+    const key = queue.queue.toKey(jobIdFor(job.delivery.deliveryId));
+    let fail!: (error: Error) => void;
+    let runs = 0;
+    const worker = queue.work(
+      () => {
+        runs++;
+        if (runs > 1) return Promise.resolve({ status: 'done' as const });
+        return new Promise<JobResult>((_, reject) => {
+          fail = reject;
+        });
+      },
+      { concurrency: 1 },
+    );
+    try {
+      await vi.waitFor(() => expect(runs).toBe(1), { timeout: 10_000, interval: 20 });
+      // Held past its lockDuration: renewed while the processor runs.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await redis.exists(`${key}:lock`)).toBe(1);
+      expect(await queue.queue.getActiveCount()).toBe(1);
+      fail(new Error('the handlers ran past maxRunMs'));
+      await vi.waitFor(() => expect(runs).toBe(2), { timeout: 10_000, interval: 20 });
+      await vi.waitFor(async () => expect(await queue.queue.getCompletedCount()).toBe(1), { timeout: 10_000, interval: 20 });
+      expect(await redis.exists(`${key}:lock`)).toBe(0);
+    } finally {
+      await worker.close();
+    }
   });
 
   it('close() lets the running job finish first', async () => {

@@ -1,8 +1,20 @@
-import type { DeadLetter, DeliveryQueue, JobResult, QueuedDelivery, QueueJob, QueueWorker } from '@hookline/core/adapter';
-import { type ConnectionOptions, type Job, Queue, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
+import {
+  type DeadLetter,
+  type DeadLetterRef,
+  type DeliveryQueue,
+  type JobResult,
+  type QueuedDelivery,
+  type QueueJob,
+  type QueueWorker,
+  scopedDeliveryId,
+} from '@hookline/core/adapter';
+import { type ConnectionOptions, DelayedError, type Job, type Queue, UnrecoverableError, type WorkerOptions } from 'bullmq';
 import { bounded } from './bounded';
+import { deadLetterOf } from './dead-letter';
+import { DeliveryQueueClient, DeliveryWorker, unreadableData } from './delivery-job';
 import { enqueueBatcher } from './enqueue-batch';
-import { deliveryIdOf, jobIdFor } from './job-id';
+import { jobIdFor } from './job-id';
+import { retryDeadLetter } from './revive';
 
 const HOUR_MS = 3_600_000;
 
@@ -71,14 +83,6 @@ export interface BullmqDeliveryQueue extends DeliveryQueue {
   readonly queue: Queue;
 }
 
-/** The payload of a BullMQ job, as far as a dead-letter listing needs to read it. */
-function describe(job: Job): { deliveryId: string; event: string } {
-  const delivery = (job.data as Partial<QueuedDelivery> | undefined)?.delivery;
-  const deliveryId = deliveryIdOf(job.id) ?? (typeof delivery?.deliveryId === 'string' ? delivery.deliveryId : String(job.id ?? 'unknown'));
-  const event = typeof delivery?.event === 'string' ? delivery.event : job.name;
-  return { deliveryId, event };
-}
-
 /**
  * A `DeliveryQueue` on BullMQ (Redis) for answer-fast mode: `createReceiver({ secret, store, queue })`.
  * Each delivery becomes one job whose id derives from its deliveryId (enqueueing it again adds
@@ -100,7 +104,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
   const onError = options.onError ?? ((error: Error) => console.error(`hookline bullmq queue "${name}": ${error.message}`));
   if (!Number.isInteger(attempts) || attempts < 1) throw new RangeError(`bullmqQueue: attempts must be an integer ≥ 1, got ${attempts}`);
 
-  const queue = new Queue(name, {
+  const queue = new DeliveryQueueClient(name, {
     connection: options.connection,
     ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
     defaultJobOptions: {
@@ -113,17 +117,6 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
   queue.on('error', onError);
   const enqueueBatched = enqueueBatcher(queue, timeoutMs);
 
-  async function retryFailed(job: Job): Promise<boolean> {
-    try {
-      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-      return true;
-    } catch (error) {
-      // Another replay (or a removal) got there first: the job is no longer in the failed set.
-      if (!(await job.isFailed().catch(() => false))) return false;
-      throw error;
-    }
-  }
-
   return {
     name: 'bullmq',
     queue,
@@ -134,12 +127,21 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
     },
 
     work(process: (job: QueueJob) => Promise<JobResult>, { concurrency }: { concurrency: number }): QueueWorker {
-      const worker = new Worker(
+      const worker = new DeliveryWorker(
         name,
-        async (job: Job) => {
-          const result = await process({ payload: job.data, attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? 1 });
+        async (job: Job, token?: string) => {
           // UnrecoverableError: BullMQ moves the job to the failed set now, whatever tries are left.
+          const unreadable = unreadableData(job);
+          if (unreadable !== undefined) throw new UnrecoverableError(`corrupt job: ${unreadable}`);
+          const result = await process({ payload: job.data, attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? 1 });
           if (result.status === 'dead') throw new UnrecoverableError(result.reason);
+          if (result.status === 'wait') {
+            // moveToDelayed skips the try (its script leaves attemptsMade as it is) and drops the
+            // lock; DelayedError tells the worker the job has moved, so it neither completes nor
+            // fails it, and stops renewing its lock.
+            await job.moveToDelayed(Date.now() + waitMs(result.delayMs), token);
+            throw new DelayedError(result.reason);
+          }
         },
         {
           maxStalledCount: 5,
@@ -158,25 +160,13 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
       const jobs = await bounded(queue.getFailed(0, limit - 1), timeoutMs, 'bullmq dead-letter listing');
       return jobs
         .filter((job): job is Job => job !== undefined && job !== null)
-        .map((job) => ({
-          ...describe(job),
-          attempts: job.attemptsMade,
-          lastError: job.failedReason ?? '',
-          failedAt: new Date(job.finishedOn ?? job.timestamp),
-        }))
+        .map(deadLetterOf)
         .sort((a, b) => b.failedAt.getTime() - a.failedAt.getTime());
     },
 
-    async replay(deliveryId: string): Promise<boolean> {
-      return bounded(
-        (async () => {
-          const job = await queue.getJob(jobIdFor(deliveryId));
-          if (job === undefined || job === null || !(await job.isFailed())) return false;
-          return retryFailed(job);
-        })(),
-        timeoutMs,
-        `bullmq replay of ${deliveryId}`,
-      );
+    async replay(letter: DeadLetterRef): Promise<boolean> {
+      const scoped = scopedDeliveryId(letter);
+      return bounded(retryDeadLetter(queue, jobIdFor(scoped)), timeoutMs, `bullmq replay of ${scoped}`);
     },
 
     async replayAll(): Promise<number> {
@@ -188,7 +178,8 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
         if (page.length === 0) break;
         for (const job of page) {
           left--;
-          if (job !== undefined && job !== null && (await retryFailed(job))) replayed++;
+          if (job === undefined || job === null || job.id === undefined) continue;
+          if (await bounded(retryDeadLetter(queue, job.id, { job }), timeoutMs, 'bullmq replay')) replayed++;
         }
       }
       return replayed;
@@ -196,4 +187,9 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
 
     close: () => queue.close(),
   };
+}
+
+/** A wait's delay as BullMQ takes it: whole milliseconds, none below 0 (a NaN runs it again at once). */
+function waitMs(delayMs: number): number {
+  return Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
 }

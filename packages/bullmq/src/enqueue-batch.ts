@@ -1,6 +1,7 @@
 import { type QueuedDelivery, queuedDeliveryJson } from '@hookline/core/adapter';
 import { Job, type JobJson, type Queue } from 'bullmq';
 import { bounded } from './bounded';
+import { retryDeadLetter } from './revive';
 
 /** A delivery waiting for the end of the event-loop turn to be written with the others of its burst. */
 interface PendingEnqueue {
@@ -17,19 +18,30 @@ interface Corkable {
 }
 
 /**
- * Which of the burst's job hashes exist already, in one command: the answer is an array of 0 and 1
- * in the order of the keys. Sent as EVAL (Redis caches the compiled script by its hash), never as an
- * EVALSHA that could fail with NOSCRIPT and be sent again after the adds, when the answer would be
- * the state after them.
+ * What the queue holds of each of the burst's jobs, in one command: per job, in order, 0 (nothing),
+ * 1 (a job in any state but failed) or 2 (a dead letter: the job is in the failed set). KEYS: the
+ * failed set, then the job hashes; ARGV: the jobIds. Sent as EVAL (Redis caches the compiled script
+ * by its hash), never as an EVALSHA that could fail with NOSCRIPT and be sent again after the adds,
+ * when the answer would be the state after them.
  */
-const EXISTING_JOBS = "local found = {} for i, key in ipairs(KEYS) do found[i] = redis.call('HEXISTS', key, 'data') end return found";
+const HELD_JOBS = `local held = {}
+for i = 2, #KEYS do
+  if redis.call('HEXISTS', KEYS[i], 'data') == 0 then held[i - 1] = 0
+  elseif redis.call('ZSCORE', KEYS[1], ARGV[i - 1]) then held[i - 1] = 2
+  else held[i - 1] = 1 end
+end
+return held`;
+
+const ABSENT = 0;
+const DEAD_LETTER = 2;
 
 /**
  * Enqueues that arrive in the same event-loop turn go to Redis in one socket write. Under load they
  * come in bursts (Redis answers many deliveries' claims in one read, and each answer starts an
  * enqueue in the same turn): sent one by one, each enqueue would cost this process two writes (the
  * duplicate check and the add) and Redis as many commands to read and answer; corked together, a
- * burst is one write holding one duplicate check and one add per job. A lone delivery waits for the
+ * burst is one write holding one duplicate check and one add per job. (A dead letter found by the
+ * check is revived after the write: see `write`.) A lone delivery waits for the
  * end of the current turn only (`setImmediate`).
  *
  * The adds go through BullMQ's own add (`addJobToTransaction`, the script `Queue.add` runs), written
@@ -78,29 +90,39 @@ export function enqueueBatcher(queue: Queue, timeoutMs: number): (jobId: string,
    * in one burst is one job: its later entries are duplicates of the first. Two enqueues of one
    * deliveryId in different bursts may both answer "not a duplicate" but still make one job; the
    * receiver's claim keeps that race from happening in practice.
+   *
+   * A job the lookup found in the failed set is a dead letter, which the add left as it was: it is
+   * retried afterwards with the new payload and a fresh set of tries (the contract's revival), and
+   * answers "not a duplicate" unless a concurrent enqueue or replay revived it first. That costs a few
+   * more round trips, for those jobs only.
    */
   async function write(batch: PendingEnqueue[]): Promise<(boolean | Error)[]> {
     const client = await queue.backend.client;
     const firstOf = new Map<string, number>();
-    const keys: string[] = [];
+    const keys: string[] = [queue.keys.failed as string];
+    const ids: string[] = [];
     for (let i = 0; i < batch.length; i++) {
       const { jobId } = batch[i] as PendingEnqueue;
       if (firstOf.has(jobId)) continue;
       firstOf.set(jobId, i);
       keys.push(queue.toKey(jobId));
+      ids.push(jobId);
     }
     const socket = (client as unknown as { stream?: Partial<Corkable> }).stream;
     const cork = typeof socket?.cork === 'function' && typeof socket.uncork === 'function' ? (socket as Corkable) : undefined;
+    const payloads: string[] = [];
     cork?.cork();
-    let existing: Promise<number[]>;
+    let held: Promise<number[]>;
     const added: Promise<unknown>[] = [];
     try {
-      existing = client.runCommand('eval', [EXISTING_JOBS, keys.length, ...keys]);
-      existing.catch(() => {}); // awaited below, unless an add throws first
+      held = client.runCommand('eval', [HELD_JOBS, keys.length, ...keys, ...ids]);
+      held.catch(() => {}); // awaited below, unless an add throws first
       for (const [jobId, index] of firstOf) {
         const { job } = batch[index] as PendingEnqueue;
         const opts = { ...options, jobId };
-        const json = { id: jobId, name: job.delivery.event, data: queuedDeliveryJson(job), opts, timestamp: Date.now() } as JobJson;
+        const data = queuedDeliveryJson(job);
+        payloads.push(data);
+        const json = { id: jobId, name: job.delivery.event, data, opts, timestamp: Date.now() } as JobJson;
         const add = queue.backend.addJobToTransaction(client, json, jobId);
         // What Queue.add tells its listeners, for code watching the queue this package exposes.
         added.push(
@@ -111,14 +133,27 @@ export function enqueueBatcher(queue: Queue, timeoutMs: number): (jobId: string,
       cork?.uncork();
     }
     const outcomes = await Promise.allSettled(added);
-    const found = await existing;
+    const found = await held;
     const answers = new Map<string, boolean | Error>();
+    const revivals: Promise<void>[] = [];
     let at = 0;
     for (const jobId of firstOf.keys()) {
       const outcome = outcomes[at] as PromiseSettledResult<unknown>;
-      answers.set(jobId, outcome.status === 'rejected' ? asError(outcome.reason) : found[at] === 1);
+      const state = found[at];
+      if (outcome.status === 'rejected') answers.set(jobId, asError(outcome.reason));
+      else if (state !== DEAD_LETTER) answers.set(jobId, state !== ABSENT);
+      else {
+        const data = payloads[at] as string;
+        revivals.push(
+          retryDeadLetter(queue, jobId, { data }).then(
+            (revived) => void answers.set(jobId, !revived),
+            (error: unknown) => void answers.set(jobId, asError(error)),
+          ),
+        );
+      }
       at++;
     }
+    await Promise.all(revivals);
     return batch.map(({ jobId }, index) => {
       const answer = answers.get(jobId) as boolean | Error;
       return firstOf.get(jobId) === index || answer instanceof Error ? answer : true;

@@ -109,10 +109,12 @@ Options:
   -h, --help            show this help`,
 
   queue: `Usage: hookline queue dead-letters [options]
-       hookline queue replay <deliveryId> | --all [options]
+       hookline queue replay <deliveryId> [--tenant <tenant>] | --all [options]
 
 Lists the dead letters of answer-fast mode's queue (deliveries whose job failed for good), newest
-first, or puts one or all of them back in the queue with every try available again.
+first, or puts one or all of them back in the queue with every try available again. With a
+per-tenant secret resolver, two tenants may each have a dead letter of one deliveryId: the list then
+has a tenant column, and replay takes --tenant to say whose.
 
 Options:
   --backend <name>      bullmq or pg-boss (default: the one whose URL is set)
@@ -122,7 +124,8 @@ Options:
   --prefix <prefix>     BullMQ's key prefix (default bull)
   --schema <schema>     pg-boss's schema (default pgboss)
   --limit <n>           dead letters listed at most (default 100)
-  --all                 replay every dead letter
+  --tenant <tenant>     replay that tenant's dead letter of the deliveryId (as the list shows it)
+  --all                 replay every dead letter, of every tenant
   --json                print the dead letters, or the replay's outcome, as JSON
   -h, --help            show this help
 
@@ -132,9 +135,10 @@ npm install @hookline/pg-boss pg-boss@10.
 Examples:
   hookline queue dead-letters --backend bullmq --redis-url redis://127.0.0.1:6379
   hookline queue replay wdl_8f2c… --backend pg-boss --database-url $DATABASE_URL
+  hookline queue replay wdl_8f2c… --tenant acme --backend bullmq
   hookline queue replay --all --backend bullmq
 
-Exit code 1 when the queue cannot be reached, or the deliveryId is not a dead letter.`,
+Exit code 1 when the queue cannot be reached, or the deliveryId (of that tenant) is not a dead letter.`,
 
   webhooks: `Usage: hookline webhooks <operation> [arguments] [options]
 

@@ -31,18 +31,65 @@ async function cli(argv: string[], env: Record<string, string> = {}) {
   return { code, ...out };
 }
 
-function queued(): QueuedDelivery {
-  return { delivery: createDelivery('call.completed', { durationSeconds: 42 }), receivedAt: Date.now(), secretIndex: 0 };
+function queued(deliveryId?: string, scope?: string): QueuedDelivery {
+  const delivery = createDelivery('call.completed', { durationSeconds: 42 }, deliveryId === undefined ? {} : { deliveryId });
+  return { delivery, receivedAt: Date.now(), secretIndex: 0, ...(scope === undefined ? {} : { scope }) };
+}
+
+/** Enqueues the jobs and lets a worker dead-letter each at once (and any other job waiting in the queue). */
+async function deadLettered(queue: DeliveryQueue, jobs: QueuedDelivery[]): Promise<void> {
+  const scoped = (letter: { deliveryId: string; scope?: string }) => (letter.scope ?? '') + letter.deliveryId;
+  const wanted = jobs.map((job) => (job.scope ?? '') + job.delivery.deliveryId).sort();
+  for (const job of jobs) await queue.enqueue(job);
+  const worker = queue.work(async () => ({ status: 'dead', reason: 'PermanentFailure: no such call' }), { concurrency: 2 });
+  await vi.waitFor(
+    async () => {
+      const listed = (await queue.deadLetters({ limit: 1_000 })).map(scoped);
+      expect(wanted.filter((id) => listed.includes(id))).toEqual(wanted);
+    },
+    { timeout: 10_000, interval: 50 },
+  );
+  await worker.close();
 }
 
 /** Enqueues `count` jobs and lets a worker dead-letter each at once; resolves with their deliveryIds. */
 async function deadLetters(queue: DeliveryQueue, count: number): Promise<string[]> {
-  const jobs = Array.from({ length: count }, queued);
-  for (const job of jobs) await queue.enqueue(job);
-  const worker = queue.work(async () => ({ status: 'dead', reason: 'PermanentFailure: no such call' }), { concurrency: 2 });
-  await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(count), { timeout: 10_000, interval: 50 });
-  await worker.close();
+  const jobs = Array.from({ length: count }, () => queued());
+  await deadLettered(queue, jobs);
   return jobs.map((job) => job.delivery.deliveryId);
+}
+
+/**
+ * Dead-letters one deliveryId of two tenants (a per-tenant receiver's jobs), then checks the list
+ * shows whose each is and that --tenant replays that tenant's only.
+ */
+async function checkTenantDeadLetters(queue: DeliveryQueue, args: string[], env: Record<string, string>): Promise<void> {
+  const deliveryId = `wdl_${randomUUID().replace(/-/g, '')}`;
+  await deadLettered(queue, [queued(deliveryId, 'acme:'), queued(deliveryId, 'globex:')]);
+  const table = await cli(['dead-letters', ...args], env);
+  expect(table.code).toBe(0);
+  expect(table.stdout).toMatch(/^deliveryId\s+tenant\s+event\s+tries\s+failed at\s+last error$/m);
+  for (const tenant of ['acme', 'globex'])
+    expect(table.stdout).toMatch(new RegExp(`^${deliveryId}\\s+${tenant}\\s+call\\.completed\\s+1\\s`, 'm'));
+  const json = JSON.parse((await cli(['dead-letters', ...args, '--json'], env)).stdout) as { deliveryId: string; scope?: string }[];
+  expect(
+    json
+      .filter((letter) => letter.deliveryId === deliveryId)
+      .map((letter) => letter.scope)
+      .sort(),
+  ).toEqual(['acme:', 'globex:']);
+
+  const bare = await cli(['replay', deliveryId, ...args], env);
+  expect(bare.code).toBe(1);
+  expect(bare.stderr).toContain(`${deliveryId} is not among the dead letters (nothing replayed) (a per-tenant dead letter needs --tenant`);
+  const acme = await cli(['replay', deliveryId, '--tenant', 'acme', ...args], env);
+  expect(acme).toMatchObject({ code: 0, stdout: `Replayed ${deliveryId} of tenant acme: it is back in the queue.\n` });
+  const again = await cli(['replay', deliveryId, '--tenant', 'acme', '--json', ...args], env);
+  expect(again.code).toBe(1);
+  expect(JSON.parse(again.stdout)).toEqual({ deliveryId, tenant: 'acme', replayed: false });
+  const left = JSON.parse((await cli(['dead-letters', ...args, '--json'], env)).stdout) as { deliveryId: string; scope?: string }[];
+  expect(left.filter((letter) => letter.deliveryId === deliveryId).map((letter) => letter.scope)).toEqual(['globex:']);
+  expect((await cli(['replay', deliveryId, '--tenant', 'globex', ...args], env)).code).toBe(0);
 }
 
 describe('hookline queue: usage', () => {
@@ -60,6 +107,13 @@ describe('hookline queue: usage', () => {
       [['replay', '--backend', 'bullmq', '--redis-url', REDIS_URL], {}, /replay takes one deliveryId, or --all/],
       [['replay', 'wdl_a', '--all', '--backend', 'bullmq', '--redis-url', REDIS_URL], {}, /replay takes one deliveryId, or --all/],
       [['dead-letters', '--limit', '0'], { REDIS_URL }, /--limit must be a positive integer/],
+      [
+        ['dead-letters', '--tenant', 'acme'],
+        { REDIS_URL },
+        /--tenant names the tenant of the one dead letter replay <deliveryId> puts back/,
+      ],
+      [['replay', '--all', '--tenant', 'acme'], { REDIS_URL }, /--tenant names the tenant/],
+      [['replay', 'wdl_a', '--tenant', ''], { REDIS_URL }, /--tenant must not be empty/],
     ];
     for (const [argv, env, message] of cases) {
       const result = await cli(argv, env);
@@ -120,6 +174,10 @@ describe.skipIf(!redis.reachable)('hookline queue (BullMQ)', () => {
     expect(JSON.parse(all.stdout)).toEqual({ replayed: 2 });
     expect((await cli(['dead-letters', '--queue', name], { REDIS_URL })).stdout).toBe('No dead letters.\n');
   });
+
+  it("lists two tenants' dead letters of one deliveryId with their tenant, and replays one tenant's", async () => {
+    await checkTenantDeadLetters(queue, ['--queue', name], { REDIS_URL });
+  });
 });
 
 describe.skipIf(!postgres.reachable)('hookline queue (pg-boss)', () => {
@@ -150,5 +208,9 @@ describe.skipIf(!postgres.reachable)('hookline queue (pg-boss)', () => {
       replayed: 1,
     });
     expect((await cli(['dead-letters', '--schema', schema], env)).stdout).toBe('No dead letters.\n');
+  });
+
+  it("lists two tenants' dead letters of one deliveryId with their tenant, and replays one tenant's", async () => {
+    await checkTenantDeadLetters(queue, ['--schema', schema], { DATABASE_URL });
   });
 });

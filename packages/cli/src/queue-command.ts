@@ -1,4 +1,4 @@
-import type { DeadLetter, DeliveryQueue } from '@hookline/core/adapter';
+import type { DeadLetter, DeadLetterRef, DeliveryQueue } from '@hookline/core/adapter';
 import type { CommandContext } from './command';
 import { type CliIo, parsePositive, UsageError } from './io';
 
@@ -19,6 +19,7 @@ export const QUEUE_OPTIONS = {
   schema: { type: 'string' },
   limit: { type: 'string' },
   all: { type: 'boolean' },
+  tenant: { type: 'string' },
 } as const;
 
 /** Loads a backend package by name; tests pass their own to play a missing package. */
@@ -93,26 +94,40 @@ export async function openQueue(
   });
 }
 
+/** The tenant a key scope names: `'<tenant>:'` without its colon; '' for none (static secrets). */
+function tenantOf(scope: string | undefined): string {
+  if (scope === undefined) return '';
+  return scope.endsWith(':') ? scope.slice(0, -1) : scope;
+}
+
 function formatDeadLetters(letters: DeadLetter[], style: CommandContext['style']): string {
   if (letters.length === 0) return 'No dead letters.';
+  // The tenant column only when a per-tenant receiver queued some of them: one deliveryId may then
+  // stand for several dead letters, one per tenant.
+  const tenants = letters.some((letter) => letter.scope !== undefined);
   const rows = letters.map((letter) => [
     letter.deliveryId,
+    ...(tenants ? [tenantOf(letter.scope)] : []),
     letter.event,
     String(letter.attempts),
     letter.failedAt.toISOString(),
     letter.lastError,
   ]);
-  const header = ['deliveryId', 'event', 'tries', 'failed at', 'last error'];
-  const widths = header.slice(0, 4).map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
-  const line = (cells: string[]) => cells.map((cell, column) => (column < 4 ? cell.padEnd(widths[column] as number) : cell)).join('  ');
+  const header = ['deliveryId', ...(tenants ? ['tenant'] : []), 'event', 'tries', 'failed at', 'last error'];
+  const padded = header.length - 1; // every column but the last error
+  const widths = header
+    .slice(0, padded)
+    .map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] as string).length)));
+  const line = (cells: string[]) =>
+    cells.map((cell, column) => (column < padded ? cell.padEnd(widths[column] as number) : cell)).join('  ');
   return [style.bold(line(header)), ...rows.map(line), style.dim(`${letters.length} dead letter${letters.length === 1 ? '' : 's'}.`)].join(
     '\n',
   );
 }
 
 /**
- * `hookline queue dead-letters` and `hookline queue replay <deliveryId|--all>`: the dead letters of
- * answer-fast mode's queue (BullMQ or pg-boss), listed and put back.
+ * `hookline queue dead-letters` and `hookline queue replay <deliveryId [--tenant <t>]|--all>`: the
+ * dead letters of answer-fast mode's queue (BullMQ or pg-boss), listed and put back.
  */
 export async function queueCommand({ values, positionals, io, style }: CommandContext, load: ModuleLoader = loadModule): Promise<number> {
   const [action, ...rest] = positionals;
@@ -130,6 +145,11 @@ export async function queueCommand({ values, positionals, io, style }: CommandCo
   }
   if (action === 'dead-letters' && rest.length !== 0)
     throw new UsageError(`dead-letters takes no argument, got ${JSON.stringify(rest[0])}`, 'queue');
+  const tenant = typeof values.tenant === 'string' ? values.tenant : undefined;
+  if (tenant !== undefined && (action !== 'replay' || all)) {
+    throw new UsageError('--tenant names the tenant of the one dead letter replay <deliveryId> puts back', 'queue');
+  }
+  if (tenant === '') throw new UsageError('--tenant must not be empty (leave it out for a dead letter without a tenant)', 'queue');
   const limit = typeof values.limit === 'string' ? parsePositive(values.limit, 'limit', 'queue', true) : 100;
 
   let queue: DeliveryQueue;
@@ -156,10 +176,16 @@ export async function queueCommand({ values, positionals, io, style }: CommandCo
       return 0;
     }
     const deliveryId = rest[0] as string;
-    const replayed = await queue.replay(deliveryId);
-    if (values.json === true) io.stdout.write(`${JSON.stringify({ deliveryId, replayed })}\n`);
-    else if (replayed) io.stdout.write(`Replayed ${deliveryId}: it is back in the queue.\n`);
-    else io.stderr.write(`hookline queue: ${deliveryId} is not among the dead letters (nothing replayed)\n`);
+    // A per-tenant receiver's dead letter is that tenant's: its key scope is `<tenant>:`.
+    const letter: DeadLetterRef = tenant === undefined ? deliveryId : { deliveryId, scope: `${tenant}:` };
+    const which = tenant === undefined ? deliveryId : `${deliveryId} of tenant ${tenant}`;
+    const replayed = await queue.replay(letter);
+    if (values.json === true) io.stdout.write(`${JSON.stringify({ deliveryId, ...(tenant === undefined ? {} : { tenant }), replayed })}\n`);
+    else if (replayed) io.stdout.write(`Replayed ${which}: it is back in the queue.\n`);
+    else {
+      const hint = tenant === undefined ? ' (a per-tenant dead letter needs --tenant, as dead-letters lists it)' : '';
+      io.stderr.write(`hookline queue: ${which} is not among the dead letters (nothing replayed)${hint}\n`);
+    }
     return replayed ? 0 : 1;
   } catch (error) {
     io.stderr.write(`hookline queue: ${action} failed: ${error instanceof Error ? error.message : String(error)}\n`);

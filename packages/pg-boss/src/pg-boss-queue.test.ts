@@ -18,6 +18,16 @@ function queued(deliveryId?: string, extra: Partial<QueuedDelivery> = {}): Queue
   return { delivery, receivedAt: Date.now(), secretIndex: 1, ...extra };
 }
 
+/** Why a payload is no queued delivery, in the words of core's checkQueuedDelivery (its first checks). */
+function shapeProblem(payload: unknown): string | undefined {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return 'the job payload is not an object';
+  const { delivery, receivedAt, secretIndex } = payload as Partial<QueuedDelivery>;
+  if (typeof delivery !== 'object' || delivery === null) return 'the job payload has no delivery';
+  if (typeof delivery.event !== 'string') return 'the queued delivery has no event';
+  if (typeof receivedAt !== 'number' || typeof secretIndex !== 'number') return 'the job payload lacks receivedAt or secretIndex';
+  return undefined;
+}
+
 describe('job ids', () => {
   it('are UUID v5 (the RFC 9562 example), one per deliveryId', () => {
     expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
@@ -49,6 +59,16 @@ describe.skipIf(!server.reachable)('pgBossQueue', () => {
 
   // The other queues share the first one's PgBoss (the `boss` option), each under its own name.
   const open = (name: string) => pgBossQueue({ boss, name, schema, ...fast });
+  /** A job's row as these tests look at it: state, counters, and how far off start_after and keep_until are. */
+  const row = async (id: string) =>
+    (
+      await pool.query(
+        `SELECT state, retry_count, started_on, extract(epoch FROM start_after - now())::float8 AS due_in_s,
+                extract(epoch FROM keep_until - now())::float8 AS kept_for_s
+           FROM ${schema}.job WHERE id = $1`,
+        [id],
+      )
+    ).rows[0] as { state: string; retry_count: number; started_on: Date | null; due_in_s: number; kept_for_s: number };
 
   it('enqueues once per deliveryId, keeps the payload and trace context, and hands it to a worker', async () => {
     const job = queued('wdl_10:20', { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=x' });
@@ -170,6 +190,109 @@ describe.skipIf(!server.reachable)('pgBossQueue', () => {
       event: 'unknown',
       lastError: 'corrupt payload: {"not":"a delivery"}',
     });
+  });
+
+  it('stores payloads as jsonb: PostgreSQL refuses a job whose data is not JSON', async () => {
+    const queue = open('not-json');
+    const job = queued();
+    await queue.enqueue(job);
+    const id = jobIdFor(job.delivery.deliveryId);
+    await expect(
+      pool.query(`UPDATE ${schema}.job SET data = $1::jsonb WHERE id = $2`, ['{"delivery":{"deliveryId":', id]),
+    ).rejects.toMatchObject({
+      code: '22P02', // invalid_text_representation
+    });
+    await expect(boss.send('not-json', '{"delivery":' as unknown as object)).rejects.toMatchObject({ code: '22P02' });
+  });
+
+  it('dead-letters payloads of the wrong shape with their reason, each listed so that replay finds it', async () => {
+    const queue = open('wrong-shape');
+    await queue.enqueue(queued()); // creates the queue
+    // What pg-boss hands a worker for data that parsed but is no delivery: a string, a number, an
+    // array, an object without the fields; and one under a delivery's own (scoped) job id.
+    const shapes: unknown[] = ['not a delivery', 42, [1, 2], { delivery: {} }];
+    const ids: string[] = [];
+    // pg passes a string parameter as it is and turns an array into a PostgreSQL array literal, so a
+    // top-level string or array goes as its JSON text; jsonb then reads it back as JSON.
+    for (const data of shapes) {
+      const sent = typeof data === 'string' || Array.isArray(data) ? JSON.stringify(data) : data;
+      ids.push((await boss.send('wrong-shape', sent as object)) as string);
+    }
+    const scopedId = jobIdFor('acme:wdl_partial');
+    await boss.send('wrong-shape', { delivery: { deliveryId: 'wdl_partial' }, scope: 'acme:' }, { id: scopedId });
+    const seen: unknown[] = [];
+    const worker = queue.work(
+      async ({ payload }) => {
+        seen.push(payload);
+        const problem = shapeProblem(payload);
+        return problem === undefined ? { status: 'done' } : { status: 'dead', reason: `corrupt job: ${problem}` };
+      },
+      { concurrency: 2 },
+    );
+    try {
+      await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(5), { timeout: 10_000, interval: 50 });
+      const letters = await queue.deadLetters();
+      expect(seen).toEqual(expect.arrayContaining(shapes));
+      for (const [index, id] of ids.entries()) {
+        expect(letters.find((letter) => letter.deliveryId === id)).toMatchObject({
+          event: 'unknown',
+          attempts: 1,
+          lastError: `corrupt job: ${shapeProblem(shapes[index])}`,
+        });
+      }
+      const partial = letters.find((letter) => letter.deliveryId === 'wdl_partial');
+      expect(partial).toMatchObject({ scope: 'acme:', lastError: 'corrupt job: the queued delivery has no event' });
+      // Each as listed: by its job id, or by its scope and deliveryId.
+      for (const letter of letters) expect(await queue.replay(letter)).toBe(true);
+      await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(5), { timeout: 10_000, interval: 50 });
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('puts a waiting job back as not started, with its retry count kept', async () => {
+    const queue = open('wait-row');
+    const job = queued();
+    await queue.enqueue(job);
+    const id = jobIdFor(job.delivery.deliveryId);
+    let runs = 0;
+    const worker = queue.work(
+      async ({ attempt }) => {
+        runs++;
+        if (runs === 1) throw new Error('downstream down'); // one try spent: retry_count 1
+        expect(attempt).toBe(2);
+        return { status: 'wait', delayMs: 60_000, reason: 'resource busy' };
+      },
+      { concurrency: 1 },
+    );
+    try {
+      await vi.waitFor(() => expect(runs).toBe(2), { timeout: 10_000, interval: 20 });
+      await vi.waitFor(async () => expect((await row(id)).state).toBe('retry'), { timeout: 10_000, interval: 20 });
+    } finally {
+      await worker.close();
+    }
+    const waiting = await row(id);
+    expect(waiting).toMatchObject({ state: 'retry', retry_count: 1, started_on: null });
+    expect(waiting.due_in_s).toBeGreaterThan(30);
+  });
+
+  it('gives a replayed old dead letter the time pg-boss keeps a job, so maintenance does not archive it unrun', async () => {
+    const queue = open('old-letter');
+    const job = queued();
+    await queue.enqueue(job);
+    const worker = queue.work(async () => ({ status: 'dead', reason: 'PermanentFailure: unknown message' }), { concurrency: 1 });
+    await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(1), { timeout: 10_000, interval: 50 });
+    await worker.close();
+    const id = jobIdFor(job.delivery.deliveryId);
+    // Sent 20 days ago and kept 14 days by default: its keep_until has passed.
+    await pool.query(
+      `UPDATE ${schema}.job SET created_on = now() - interval '20 days', keep_until = now() - interval '6 days' WHERE id = $1`,
+      [id],
+    );
+    expect(await queue.replay(job.delivery.deliveryId)).toBe(true);
+    const replayed = await row(id);
+    expect(replayed.state).toBe('created');
+    expect(replayed.kept_for_s).toBeGreaterThan(13 * 86_400);
   });
 
   it('close() lets the running job finish and records it before resolving', async () => {

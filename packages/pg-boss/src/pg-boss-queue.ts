@@ -1,7 +1,19 @@
-import type { DeadLetter, DeliveryQueue, JobResult, QueuedDelivery, QueueJob, QueueWorker } from '@hookline/core/adapter';
+import {
+  type DeadLetter,
+  type DeadLetterRef,
+  type DeliveryQueue,
+  type JobResult,
+  type QueuedDelivery,
+  type QueueJob,
+  type QueueWorker,
+  queuedDeliveryJson,
+  scopedDeliveryId,
+} from '@hookline/core/adapter';
 import PgBoss from 'pg-boss';
 import { bounded } from './bounded';
+import { type FailedRow, deadLetterOf } from './dead-letter';
 import { jobIdFor } from './job-id';
+import { restartSql, waitSql } from './job-sql';
 
 const DAY_S = 86_400;
 
@@ -87,16 +99,6 @@ export interface PgBossDeliveryQueue extends DeliveryQueue {
   boss(): Promise<PgBoss>;
 }
 
-/** A job row as the dead-letter query reads it. */
-interface FailedRow {
-  id: string;
-  name: string;
-  data: unknown;
-  attempts: number;
-  last_error: string | null;
-  failed_at: Date;
-}
-
 function errorOf(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
@@ -132,7 +134,8 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
     retryBackoff: options.retryBackoff ?? true,
     ...(options.expireInSeconds === undefined ? {} : { expireInSeconds: options.expireInSeconds }),
   };
-  const table = `${quoteIdent(schema)}.job`;
+  const quotedSchema = quoteIdent(schema);
+  const table = `${quotedSchema}.job`;
   const owned = options.boss === undefined;
 
   let started: Promise<PgBoss> | undefined;
@@ -171,13 +174,17 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
         (async () => {
           const boss = await ready();
           const wrapper = db === undefined ? {} : { db: { executeSql: (text: string, values: unknown[]) => db.query(text, values) } };
+          const id = jobIdFor((job.scope ?? '') + job.delivery.deliveryId);
           // pg-boss inserts with ON CONFLICT DO NOTHING and answers null when the id was taken.
-          const id = await boss.send(name, job as unknown as object, {
-            ...jobOptions,
-            id: jobIdFor((job.scope ?? '') + job.delivery.deliveryId),
-            ...wrapper,
-          });
-          return { duplicate: id === null };
+          if ((await boss.send(name, job as unknown as object, { ...jobOptions, id, ...wrapper })) !== null) return { duplicate: false };
+          // Taken: a dead letter is started over with this payload (the service replayed a delivery
+          // that never completed); any other state is a duplicate. In the caller's transaction too.
+          // Of two concurrent revivals the second waits for the first's row lock, then finds the job
+          // no longer failed: one revival.
+          const revive = [name, id, queuedDeliveryJson(job)];
+          const text = restartSql(quotedSchema, 'AND id = $2', attempts, '$3');
+          const { rows } = db === undefined ? await boss.getDb().executeSql(text, revive) : await db.query(text, revive);
+          return { duplicate: rows.length === 0 };
         })(),
         timeoutMs,
         `pg-boss enqueue of ${job.delivery.deliveryId}`,
@@ -211,6 +218,9 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
         try {
           if (result?.status === 'done') {
             await boss.complete(name, job.id);
+          } else if (result?.status === 'wait') {
+            // Back to the queue, due after the delay, without spending a try (see waitSql).
+            await boss.getDb().executeSql(waitSql(quotedSchema), [name, job.id, waitMs(result.delayMs)]);
           } else if (result?.status === 'dead') {
             // pg-boss has no "fail without retry": use up the tries first, then fail. Should the
             // process die in between, the job expires and, with no tries left, fails all the same.
@@ -280,30 +290,23 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
         timeoutMs,
         'pg-boss dead-letter listing',
       );
-      return (rows as FailedRow[]).map((row) => {
-        const delivery = (row.data as Partial<QueuedDelivery> | null)?.delivery;
-        return {
-          // A corrupt payload has no deliveryId to show; its job id (a UUID) stands in.
-          deliveryId: typeof delivery?.deliveryId === 'string' ? delivery.deliveryId : row.id,
-          event: typeof delivery?.event === 'string' ? delivery.event : 'unknown',
-          attempts: Number(row.attempts),
-          lastError: row.last_error ?? '',
-          failedAt: new Date(row.failed_at),
-        };
-      });
+      return (rows as FailedRow[]).map(deadLetterOf);
     },
 
-    async replay(deliveryId: string): Promise<boolean> {
+    async replay(letter: DeadLetterRef): Promise<boolean> {
+      const scoped = scopedDeliveryId(letter);
+      // A letter listed under its job id (a payload that names no delivery of its own) is found by it.
+      const ids = UUID.test(scoped) ? [jobIdFor(scoped), scoped] : [jobIdFor(scoped)];
       const { rows } = await bounded(
-        sql(replaySql(table, 'AND id = $2', attempts), [name, jobIdFor(deliveryId)]),
+        sql(restartSql(quotedSchema, 'AND id = ANY($2::uuid[])', attempts), [name, ids]),
         timeoutMs,
-        `pg-boss replay of ${deliveryId}`,
+        `pg-boss replay of ${scoped}`,
       );
       return rows.length === 1;
     },
 
     async replayAll(): Promise<number> {
-      const { rows } = await bounded(sql(replaySql(table, '', attempts), [name]), timeoutMs, 'pg-boss replay of every dead letter');
+      const { rows } = await bounded(sql(restartSql(quotedSchema, '', attempts), [name]), timeoutMs, 'pg-boss replay of every dead letter');
       return rows.length;
     },
 
@@ -315,14 +318,11 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
   };
 }
 
-// A replay starts the job over: a fresh set of tries, due now. (pg-boss's own retry() gives a
-// failed job one more try only.) `started_on` NULL keeps the fetch from counting a retry.
-function replaySql(table: string, filter: string, attempts: number): string {
-  return `UPDATE ${table}
-             SET state = 'created', retry_count = 0, retry_limit = ${attempts - 1}, started_on = NULL, completed_on = NULL,
-                 start_after = now(), output = NULL
-           WHERE name = $1 AND state = 'failed' ${filter}
-       RETURNING id`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A wait's delay in whole milliseconds, none below 0 (a NaN runs it again at once). */
+function waitMs(delayMs: number): number {
+  return Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
 }
 
 // pg-boss 10's createQueue is a no-op for a queue that exists, but two processes creating the same
