@@ -159,6 +159,26 @@ describe('close()', () => {
     });
   });
 
+  it("resolves 5 s past closeTimeoutMs when the backend's own close never does (its server gone), and reports it", async () => {
+    vi.useFakeTimers();
+    const queue: DeliveryQueue = {
+      ...directQueue().queue,
+      work: () => ({ close: () => new Promise<void>(() => {}) }),
+    };
+    const errors: string[] = [];
+    const worker = createReceiver({ secret: SECRET, queue })
+      .onError((error) => void errors.push((error as Error).message))
+      .work({ closeTimeoutMs: 1_000 });
+    const closed = watch(worker.close());
+    await vi.advanceTimersByTimeAsync(5_900);
+    expect(closed.settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(closed.settled).toBe(true);
+    expect(errors).toEqual([
+      'hookline: the direct worker did not close within 6000 ms (closeTimeoutMs + 5000 ms): is its server reachable? close() resolved without it',
+    ]);
+  });
+
   it('resolves as soon as the running jobs finish, and refuses a closeTimeoutMs that is not a duration', async () => {
     const { queue, run } = directQueue();
     const receiver = createReceiver({ secret: SECRET, queue });

@@ -10,7 +10,7 @@ import { refuse } from './answers';
 import type { Attempt } from './attempt';
 import { runTrusted } from './pipeline';
 import type { JobResult, QueuedDelivery, QueueJob, QueueWorker } from './queue';
-import type { ReceiverState } from './receiver-state';
+import { type ReceiverState, reportError } from './receiver-state';
 import { type GuardRefusal, guardRefusal } from './steps/guard-refusals';
 
 /** Options of `receiver.work()`. */
@@ -24,8 +24,10 @@ export interface WorkOptions {
    * How long `close()` waits for running jobs to finish. Past it, the jobs still running are handed
    * back to the queue (delayed by `leaseMs`, no try spent) and `close()` resolves, whatever their
    * handlers do: a handler still running holds its delivery's lease until the process exits or the
-   * handler ends, so the job runs again elsewhere once that lease lapses, and never beside it. Keep it
-   * under your platform's shutdown grace period (Kubernetes and ECS give 30 s before SIGKILL).
+   * handler ends, so the job runs again elsewhere once that lease lapses, and never beside it. Whatever
+   * the handlers and the queue's server do, `close()` resolves within `closeTimeoutMs` + 5 s (the
+   * backend's own close gets 5 s more, then is given up on and reported). Keep it under your platform's
+   * shutdown grace period (Kubernetes and ECS give 30 s before SIGKILL).
    * @default 10_000
    */
   closeTimeoutMs?: number;
@@ -168,17 +170,37 @@ export function startWorker(state: ReceiverState, options: WorkOptions = {}): Qu
   let closing: Promise<void> | undefined;
   return {
     close() {
-      closing ??= (async () => {
-        const timer = setTimeout(() => {
+      closing ??= new Promise<void>((resolve) => {
+        const handBackTimer = setTimeout(() => {
           for (const settle of running) settle(handBack);
         }, closeTimeoutMs);
-        try {
-          await worker.close();
-        } finally {
-          clearTimeout(timer);
-        }
-      })();
+        // The backend's own close waits on its server too (to record the handed-back jobs, to quit its
+        // connections), and a server that is gone can hold it for ever: past the grace, close() resolves
+        // anyway and says so. The jobs it could not hand back run again once their leases lapse.
+        const graceTimer = setTimeout(() => {
+          reportError(
+            state,
+            new Error(
+              `hookline: the ${queue.name} worker did not close within ${closeTimeoutMs + CLOSE_GRACE_MS} ms (closeTimeoutMs + ${CLOSE_GRACE_MS} ms): is its server reachable? close() resolved without it`,
+            ),
+            { phase: 'store' },
+          );
+          resolve();
+        }, closeTimeoutMs + CLOSE_GRACE_MS);
+        const done = () => {
+          clearTimeout(handBackTimer);
+          clearTimeout(graceTimer);
+          resolve();
+        };
+        worker.close().then(done, (error: unknown) => {
+          reportError(state, error, { phase: 'store' });
+          done();
+        });
+      });
       return closing;
     },
   };
 }
+
+/** How long close() waits for the backend's own close beyond `closeTimeoutMs`. */
+const CLOSE_GRACE_MS = 5_000;
