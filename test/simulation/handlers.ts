@@ -1,0 +1,137 @@
+/**
+ * The handlers the receivers run: simulation functions that take simulated time, may fail, and record
+ * their start, their end and their write in the ledger. A guarded handler writes
+ * `state[resource] = version` when it succeeds, at its end; a handler that throws writes nothing. Its
+ * progress goes through its receiver's gate: paused, it waits; crashed, it never ends and never writes.
+ */
+import { type Delivery, type HandlerContext, PermanentFailure } from '@hookline/core';
+import type { SimContext } from './context';
+import type { Incarnation, SimEvents } from './incarnation';
+import type { Run } from './ledger';
+import type { HandlerSpec } from './modes';
+import type { PlannedDelivery } from './scenario';
+import { SIM_EPOCH } from './sim-clock';
+import { countFault } from './stats';
+
+type Outcome = 'ok' | 'error' | 'permanent';
+
+interface RunPlan {
+  /** 0 with `sync`: the handler returns without a promise. */
+  readonly durationMs: number;
+  readonly sync: boolean;
+  readonly outcome: Outcome;
+  readonly crashAfterWrite: boolean;
+}
+
+export type SimHandler = (
+  delivery: Delivery<'resource.updated', SimEvents['resource.updated']>,
+  handlerContext: HandlerContext,
+) => undefined | Promise<void>;
+
+const NEVER = new Promise<never>(() => {});
+
+export function simHandler(context: SimContext, host: Incarnation, spec: HandlerSpec): SimHandler {
+  return (received, handlerContext) => {
+    // The receiver's own timers go on firing after a crash or during a pause (a store call's time
+    // limit, say), which can lead it to call the next handler: a dead process runs nothing, and a
+    // paused one starts the handler when it resumes.
+    if (host.crashed) return NEVER;
+    if (host.paused)
+      return new Promise<void>((resolve, reject) =>
+        host.gate(() =>
+          new Promise<void>((started) => started(start(context, host, spec, received, handlerContext.attempt))).then(resolve, reject),
+        ),
+      );
+    return start(context, host, spec, received, handlerContext.attempt);
+  };
+}
+
+function start(
+  context: SimContext,
+  host: Incarnation,
+  spec: HandlerSpec,
+  received: Parameters<SimHandler>[0],
+  claim: number,
+): undefined | Promise<void> {
+  const delivery = context.delivery(received.deliveryId);
+  const plan = planRun(context, spec, delivery);
+  const run = context.ledger.startRun(host, delivery, spec, Date.now(), claim);
+  context.trace.add(host.id, `${spec.name} starts for ${delivery.id} (${delivery.resource} v${delivery.version}): ${describePlan(plan)}`);
+  context.invariants.runStarted(run);
+  const finish = () => end(context, host, run, plan);
+  if (plan.sync) return finish();
+  return new Promise<void>((resolve, reject) => {
+    setTimeout(
+      () =>
+        host.gate(() => {
+          try {
+            finish();
+            resolve();
+          } catch (error) {
+            reject(error);
+          }
+        }),
+      plan.durationMs,
+    );
+  });
+}
+
+function end(context: SimContext, host: Incarnation, run: Run, plan: RunPlan): undefined {
+  const { ledger, trace } = context;
+  const { delivery, handler } = run;
+  const now = Date.now();
+  if (plan.outcome === 'permanent') {
+    ledger.endRun(run, 'permanent', now);
+    trace.add(host.id, `${handler.name} throws PermanentFailure for ${delivery.id}`);
+    throw new PermanentFailure(`simulated: ${delivery.id} can never succeed`);
+  }
+  if (plan.outcome === 'error') {
+    ledger.endRun(run, 'error', now);
+    trace.add(host.id, `${handler.name} throws for ${delivery.id}`);
+    throw new Error(`simulated handler failure (${delivery.id})`);
+  }
+  if (handler.guarded) {
+    ledger.recordWrite(run);
+    trace.add(host.id, `${handler.name} writes ${delivery.resource} = v${delivery.version} (${delivery.id})`);
+    context.invariants.wrote(run);
+  }
+  ledger.endRun(run, 'ok', now);
+  trace.add(host.id, `${handler.name} succeeds for ${delivery.id}`);
+  if (plan.crashAfterWrite) context.crash(host, `after ${handler.name} wrote, before the receiver saw it return`);
+  return undefined;
+}
+
+function planRun(context: SimContext, spec: HandlerSpec, delivery: PlannedDelivery): RunPlan {
+  const { random, scenario, stats } = context;
+  const { rates, outage } = scenario;
+  const inOutage = outage !== undefined && outage.resource === delivery.resource && Date.now() < SIM_EPOCH + outage.untilMs;
+  let outcome: Outcome = 'ok';
+  if (inOutage) outcome = 'error';
+  else if (random.chance(rates.handlerPermanent)) outcome = 'permanent';
+  else if (random.chance(rates.handlerThrow)) outcome = 'error';
+  if (outcome !== 'ok') countFault(stats, inOutage ? 'handler-outage' : outcome === 'permanent' ? 'handler-permanent' : 'handler-throw');
+  const roll = random.next();
+  let durationMs: number;
+  let sync = false;
+  if (roll < rates.overrunHandler) {
+    durationMs = Math.round(scenario.maxRunMs * (1.02 + random.next() * 0.3));
+    countFault(stats, 'handler-past-maxRunMs');
+  } else if (roll < rates.overrunHandler + rates.longHandler) {
+    durationMs = Math.round(scenario.leaseMs * (1.05 + random.next() * 2));
+    countFault(stats, 'handler-past-leaseMs');
+  } else if (random.chance(0.15)) {
+    durationMs = 0;
+    sync = true;
+  } else {
+    durationMs = random.chance(0.75) ? random.int(1, 500) : random.int(500, 20_000);
+  }
+  const crashAfterWrite = outcome === 'ok' && spec.guarded && context.mayCrashNow(rates.crashAfterWrite);
+  if (crashAfterWrite) countFault(stats, 'crash-after-write');
+  return { durationMs, sync, outcome, crashAfterWrite };
+}
+
+function describePlan(plan: RunPlan): string {
+  const time = plan.sync ? 'returns at once' : `takes ${plan.durationMs} ms`;
+  const crash = plan.crashAfterWrite ? ', then its receiver crashes' : '';
+  return `${time}, ${plan.outcome === 'ok' ? 'succeeds' : plan.outcome === 'error' ? 'throws' : 'throws PermanentFailure'}${crash}`;
+}

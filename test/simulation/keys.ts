@@ -1,0 +1,33 @@
+/**
+ * What a store key the receiver uses is about (packages/core/src/steps/run-guarded.ts builds them): a
+ * delivery's record, one handler's record, or an ordering guard's lock or version for a resource. The
+ * `work:` namespace (answer-fast mode's workers) is read the same way.
+ */
+export type KeyInfo =
+  | { kind: 'delivery'; deliveryId: string; work: boolean }
+  | { kind: 'handler'; deliveryId: string; handler: string; work: boolean }
+  | { kind: 'lock' | 'version'; handler: string; resource: string }
+  | { kind: 'other' };
+
+const ORDER = /^order:([^:]+):(lock|version):(.+)$/;
+
+export function parseKey(key: string, namespace: string): KeyInfo {
+  if (!key.startsWith(namespace)) return { kind: 'other' };
+  let rest = key.slice(namespace.length);
+  // A worker's keys (answer-fast mode): the receipt's record of a delivery is not where its handlers' outcome is.
+  const work = rest.startsWith('work:');
+  if (work) rest = rest.slice('work:'.length);
+  const order = ORDER.exec(rest);
+  if (order !== null) return { kind: order[2] as 'lock' | 'version', handler: order[1] as string, resource: order[3] as string };
+  const hash = rest.indexOf('#');
+  if (hash === -1) return rest.startsWith('wdl_') ? { kind: 'delivery', deliveryId: rest, work } : { kind: 'other' };
+  return { kind: 'handler', deliveryId: rest.slice(0, hash), handler: rest.slice(hash + 1), work };
+}
+
+/** Whether `key` concerns delivery `deliveryId`, or the guard of `handler` on `resource`. */
+export function concerns(info: KeyInfo, deliveryId: string, handler: string | undefined, resource: string): boolean {
+  if (info.kind === 'delivery' || info.kind === 'handler') return info.deliveryId === deliveryId;
+  if (info.kind === 'lock' || info.kind === 'version')
+    return info.resource === resource && (handler === undefined || info.handler === handler);
+  return false;
+}

@@ -1,0 +1,132 @@
+/**
+ * Everything a seed decides before the run starts: the receivers' set-up, the deliveries the service
+ * will send, when receivers crash or pause, and how often each kind of fault strikes. What happens
+ * during the run (which store call fails, how long a handler takes) is drawn as it happens, from a
+ * second stream of the same seed.
+ */
+import { type ModeName, type ModeSetup, modeOf, setUpMode } from './modes';
+import { Prng } from './prng';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/** One delivery of one resource's state; a higher version is newer (its timestamp is later too). */
+export interface PlannedDelivery {
+  readonly id: string;
+  readonly resource: string;
+  readonly version: number;
+  /** The body's `timestamp`, in simulated milliseconds. */
+  readonly timestampMs: number;
+  /** When the service sends the first attempt: after the timestamp, sometimes late enough to reorder. */
+  readonly firstSendAt: number;
+}
+
+export interface FaultRates {
+  /** Of the store calls that answer later (not synchronously): one that fails, loses its answer, answers late or hangs. */
+  readonly storeFault: number;
+  /** A store call answered synchronously, as the memory store does (the receiver's synchronous path). */
+  readonly syncStore: number;
+  /** A store call that lands, and its receiver crashes before it sees the answer. */
+  readonly crashAfterStoreCall: number;
+  /** A handler run that throws, or throws PermanentFailure. */
+  readonly handlerThrow: number;
+  readonly handlerPermanent: number;
+  /** A handler run longer than leaseMs, or longer than maxRunMs. */
+  readonly longHandler: number;
+  readonly overrunHandler: number;
+  /** A handler run that writes its state, and its receiver crashes before the handler returns. */
+  readonly crashAfterWrite: number;
+  /** An attempt the service sends twice, to two receivers. */
+  readonly duplicateCopy: number;
+  /** A replay of a delivery the service got a 2xx for, and of one it gave up on. */
+  readonly replayCompleted: number;
+  readonly replayAbandoned: number;
+}
+
+export interface Scenario extends ModeSetup {
+  readonly seed: number;
+  readonly receivers: number;
+  readonly leaseMs: number;
+  readonly maxRunMs: number;
+  readonly storeTimeoutMs: number;
+  readonly deadlineMs: number;
+  readonly deliveries: readonly PlannedDelivery[];
+  readonly crashes: readonly { at: number; slot: number; restartAfterMs: number }[];
+  readonly pauses: readonly { at: number; slot: number; durationMs: number }[];
+  /** A downstream outage: the handlers of one resource's deliveries throw until `untilMs` (long enough for the service to give up). */
+  readonly outage: { resource: string; untilMs: number } | undefined;
+  readonly rates: FaultRates;
+}
+
+/** The seed's scenario; times are offsets from the start of the run. */
+export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scenario {
+  const random = new Prng(seed, 0);
+  const setup = setUpMode(mode, random);
+  const receivers = random.int(2, 4);
+  const leaseMs = random.pick([30 * SECOND, 12 * SECOND]);
+  const maxRunMs = random.pick([5 * MINUTE, 90 * SECOND]);
+  const deliveries = planDeliveries(random);
+  const resources = [...new Set(deliveries.map((delivery) => delivery.resource))];
+  const crashes = Array.from({ length: random.int(0, 2) }, () => ({
+    at: random.int(0, 12 * MINUTE),
+    slot: random.int(0, receivers - 1),
+    restartAfterMs: random.int(0, 90 * SECOND),
+  }));
+  const pauses = Array.from({ length: random.int(0, 2) }, () => ({
+    at: random.int(0, 12 * MINUTE),
+    slot: random.int(0, receivers - 1),
+    durationMs: random.chance(0.5) ? random.int(500, 10 * SECOND) : random.int(leaseMs, 4 * leaseMs),
+  }));
+  const outage = random.chance(0.12) ? { resource: random.pick(resources), untilMs: random.int(32 * HOUR, 33 * HOUR) } : undefined;
+  const rates: FaultRates = {
+    storeFault: random.pick([0.01, 0.03, 0.06, 0.1]),
+    syncStore: 0.3,
+    crashAfterStoreCall: random.pick([0, 0.003, 0.01]),
+    handlerThrow: random.pick([0, 0.05, 0.15]),
+    handlerPermanent: random.pick([0, 0, 0.03]),
+    longHandler: random.pick([0.03, 0.1, 0.2]),
+    overrunHandler: random.pick([0, 0.01, 0.03]),
+    crashAfterWrite: random.pick([0, 0.02]),
+    duplicateCopy: random.pick([0, 0.1, 0.25]),
+    replayCompleted: 0.2,
+    replayAbandoned: 0.8,
+  };
+  return {
+    ...setup,
+    seed,
+    receivers,
+    leaseMs,
+    maxRunMs,
+    storeTimeoutMs: 5 * SECOND,
+    deadlineMs: 25 * SECOND,
+    deliveries,
+    crashes,
+    pauses,
+    outage,
+    rates,
+  };
+}
+
+/** One to three resources, two to five versions each (ten deliveries at most), timestamps increasing per resource. */
+function planDeliveries(random: Prng): PlannedDelivery[] {
+  const deliveries: PlannedDelivery[] = [];
+  const resources = random.int(1, 3);
+  for (let r = 0; r < resources; r++) {
+    let at = random.int(0, MINUTE);
+    const versions = random.int(2, 5);
+    for (let version = 1; version <= versions && deliveries.length < 10; version++) {
+      const roll = random.next();
+      at += roll < 0.5 ? random.int(0, 5 * SECOND) : roll < 0.85 ? random.int(5 * SECOND, MINUTE) : random.int(MINUTE, 10 * MINUTE);
+      const reorder = random.chance(0.35) ? random.int(SECOND, 2 * MINUTE) : 0;
+      deliveries.push({
+        id: `wdl_sim_r${r}_v${version}`,
+        resource: `r${r}`,
+        version,
+        timestampMs: at,
+        firstSendAt: at + random.int(0, 2 * SECOND) + reorder,
+      });
+    }
+  }
+  return deliveries;
+}
