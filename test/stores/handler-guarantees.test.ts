@@ -245,5 +245,34 @@ for (const target of targets) {
       expect(runsCount).toBe(before);
       expect(staleHooks).toBe(KEYS * VERSIONS - succeeded + 1);
     });
+
+    it("ordering guard: a handler running for three leases keeps its resource's lock, and a newer delivery waits for it", async () => {
+      // Two processes, a 600 ms lease (renewed every 200 ms), a handler of 1.8 s.
+      const receivers = [0, 1].map(() =>
+        createReceiver({ secret: SECRET, store: opened.store, completion: 'handler', leaseMs: 600 }).onError(quiet),
+      );
+      const lineId = `lin_${run}_long`;
+      const events: string[] = [];
+      for (const receiver of receivers) {
+        receiver.on(
+          'line.status_changed',
+          async (d) => {
+            events.push(`start ${d.data.version}`);
+            if (d.data.version === 1) await sleep(1_800);
+            events.push(`end ${d.data.version}`);
+          },
+          { name: 'long-status', order: { key: (d) => String(d.data.lineId), version: (d) => Number(d.data.version) } },
+        );
+      }
+      const older = receivers[0]!.handle(signed('line.status_changed', { lineId, version: 1 }));
+      await sleep(1_000); // past the lease, well before the handler's end
+      const newer = signed('line.status_changed', { lineId, version: 2 });
+      const busy = await receivers[1]!.handle(newer);
+      expect(busy.status).toBe(409);
+      expect(JSON.parse(busy.body).error.details).toMatchObject({ reason: 'resource_busy' });
+      expect((await older).status).toBe(200);
+      expect((await deliver(receivers, newer, 1)).at(-1)).toBe(200);
+      expect(events).toEqual(['start 1', 'end 1', 'start 2', 'end 2']);
+    });
   });
 }
