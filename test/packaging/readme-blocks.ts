@@ -1,0 +1,73 @@
+// A README's code blocks, as the quick-start tests read them: the test runs what the README shows, so a
+// change to the README that breaks a snippet fails the test instead of a user's first try.
+import { readFileSync } from 'node:fs';
+
+/** One fenced code block of a Markdown file. */
+export interface CodeBlock {
+  /** The fence's language (`sh`, `js`, `ts`…), empty when it names none. */
+  lang: string;
+  /** The lines between the fences, joined with `\n`, ending with one. */
+  text: string;
+}
+
+/** Every ```-fenced block of the Markdown file at `path`, in order (indented fences included). */
+export function codeBlocks(path: string): CodeBlock[] {
+  const blocks: CodeBlock[] = [];
+  let open: { lang: string; indent: number; lines: string[] } | undefined;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const fence = /^( *)```(\S*)\s*$/.exec(line);
+    if (open === undefined) {
+      if (fence) open = { lang: fence[2] ?? '', indent: fence[1]?.length ?? 0, lines: [] };
+    } else if (fence && fence[2] === '') {
+      blocks.push({ lang: open.lang, text: `${open.lines.join('\n')}\n` });
+      open = undefined;
+    } else {
+      open.lines.push(line.slice(Math.min(open.indent, line.length - line.trimStart().length)));
+    }
+  }
+  if (open !== undefined) throw new Error(`${path}: a \`\`\`${open.lang} block is never closed`);
+  return blocks;
+}
+
+/**
+ * The one block that `matches`; throws, naming the README and `what`, when none or several do (a
+ * rewritten README must still show the snippet the test runs, once).
+ */
+export function theBlock(path: string, what: string, matches: (block: CodeBlock) => boolean): CodeBlock {
+  const found = codeBlocks(path).filter(matches);
+  if (found.length !== 1) throw new Error(`${path}: expected one code block with ${what}, found ${found.length}`);
+  return found[0]!;
+}
+
+/** A package an `npm install` line names, and the version or range after its name (`''` when none). */
+export interface InstallSpec {
+  name: string;
+  range: string;
+}
+
+/** The packages of a one-line `npm install a b@1.2 @scope/c@0.3` command. */
+export function installSpecs(command: string): InstallSpec[] {
+  const words = command.trim().split(/\s+/);
+  if (words[0] !== 'npm' || (words[1] !== 'install' && words[1] !== 'i')) throw new Error(`not an npm install line: ${command}`);
+  return words
+    .slice(2)
+    .filter((word) => !word.startsWith('-'))
+    .map((word) => {
+      const at = word.indexOf('@', 1);
+      return at < 0 ? { name: word, range: '' } : { name: word.slice(0, at), range: word.slice(at + 1) };
+    });
+}
+
+/** The bare package names a JavaScript snippet imports, or hands to `register()`, `node:` built-ins aside. */
+export function importedPackages(source: string): string[] {
+  const specifiers = [...source.matchAll(/(?:\bfrom\s+|\bimport\s+|\bregister\(\s*|\brequire\(\s*)'([^']+)'/g)].map((match) => match[1]!);
+  const names = specifiers
+    .filter((specifier) => !specifier.startsWith('node:') && !specifier.startsWith('.'))
+    .map((specifier) =>
+      specifier
+        .split('/')
+        .slice(0, specifier.startsWith('@') ? 2 : 1)
+        .join('/'),
+    );
+  return [...new Set(names)].sort();
+}
