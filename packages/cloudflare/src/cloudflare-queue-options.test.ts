@@ -35,5 +35,6 @@ describe('cloudflareQueue() and queueConsumer() options', () => {
     const queue = cloudflareQueue(binding, { namespace });
     const batch = { queue: 'q', messages: [] };
     await expect(queue.consume(batch, async () => ({ status: 'done' }), { concurrency: 0 })).rejects.toThrow(/concurrency/);
+    await expect(queue.consume(batch, async () => ({ status: 'done' }))).resolves.toBeUndefined();
   });
 });

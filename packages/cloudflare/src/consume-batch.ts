@@ -69,7 +69,7 @@ export async function consumeBatch(
   options: ConsumeOptions = {},
 ): Promise<void> {
   const { messages } = batch;
-  const concurrency = options.concurrency ?? messages.length;
+  const concurrency = options.concurrency ?? Math.max(messages.length, 1);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`cloudflareQueue: concurrency must be a positive integer, got ${String(concurrency)}`);
   }
