@@ -150,7 +150,7 @@ describe('the job records in the Durable Object', () => {
   it('lists dead letters newest first, page by page, and the alarm deletes completions and dead letters after their time', async () => {
     const keys = Array.from({ length: 3 }, () => `wdl_${randomUUID().replaceAll('-', '')}`);
     for (const key of keys) {
-      await job({ op: 'job.dead', key, token: 't', keepMs: 400, dead: { ...dead, deliveryId: key } });
+      await job({ op: 'job.dead', key, token: 't', keepMs: 3_000, dead: { ...dead, deliveryId: key } });
       await new Promise((resolve) => setTimeout(resolve, 5)); // distinct failedAt
     }
     const first = await job<{ letters: { key: string }[]; next?: string }>({ op: 'job.deadLetters', limit: 2 });
@@ -162,12 +162,19 @@ describe('the job records in the Durable Object', () => {
     });
     expect(second.letters.map((letter) => letter.key)).toEqual([keys[0]]);
     const completed = `wdl_${randomUUID().replaceAll('-', '')}`;
-    await job({ op: 'job.done', key: completed, token: 't', keepMs: 400 });
+    await job({ op: 'job.done', key: completed, token: 't', keepMs: 3_000 });
     expect(await job({ op: 'job.accept', key: completed, token: 'u' })).toEqual({ duplicate: true });
-    await vi.waitFor(
-      async () => expect((await job<{ letters: unknown[] }>({ op: 'job.deadLetters', limit: 100 })).letters).toEqual([]),
-      WAIT,
-    );
+    // Each record with its purge entry, and each dead letter with its listing entry.
+    const stored = async (key: string) => {
+      const response = await workers.mf.dispatchFetch('http://producer.test/inspect', {
+        method: 'POST',
+        body: JSON.stringify({ name, shard: 0, key }),
+      });
+      return (await response.json()) as string[];
+    };
+    expect((await Promise.all(keys.map(stored))).map((entries) => entries.length)).toEqual([3, 3, 3]);
+    expect(await stored(completed)).toHaveLength(2);
+    await vi.waitFor(async () => expect((await Promise.all([...keys, completed].map(stored))).flat()).toEqual([]), WAIT);
     expect(await job({ op: 'job.accept', key: completed, token: 'u' })).toEqual({ duplicate: false });
   });
 

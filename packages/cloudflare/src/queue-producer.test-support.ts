@@ -1,14 +1,30 @@
 // The accepting Worker the queue tests run in workerd (through miniflare): the receiver in answer-fast
 // mode at POST /webhooks (the Durable Object store, the E2E queue), and cloudflareQueue()'s producer
 // methods at POST /queue/<method> for any of the test queues, so the conformance suite can call them
-// from Node. It defines the HooklineStoreObject class both Workers bind. Not published.
+// from Node. It defines the object class both Workers bind (the store's, inspectable). Not published.
 import { createReceiver, type Receiver } from '@hookline/core';
 import type { QueueBindingLike } from './cloudflare-queue';
 import { type DurableObjectNamespaceLike, durableObjectStore } from './durable-object-store';
 import type { JobRequest } from './job-protocol';
 import { E2E_QUEUE, queueOf, type TestQueueSettings } from './queue-test-queues.test-support';
 
-export { HooklineStoreObject } from './store-object';
+import { type DurableObjectStateLike, HooklineStoreObject } from './store-object';
+
+/** The store's object, plus what its storage holds about a key (POST /inspect: every storage key that contains it). */
+export class InspectableStoreObject extends HooklineStoreObject {
+  readonly #state: DurableObjectStateLike;
+
+  constructor(state: DurableObjectStateLike, env: unknown) {
+    super(state, env);
+    this.#state = state;
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname !== '/inspect') return super.fetch(request);
+    const { key } = (await request.json()) as { key: string };
+    return Response.json([...(await this.#state.storage.list({})).keys()].filter((entry) => entry.includes(key)));
+  }
+}
 
 interface Env {
   WEBHOOK_SECRET: string;
@@ -67,6 +83,11 @@ export default {
       const { name, shard, request: job } = (await request.json()) as { name: string; shard: number; request: JobRequest };
       const stub = env.HOOKLINE_STORE.get(env.HOOKLINE_STORE.idFromName(`${name}:${shard}`));
       return stub.fetch('https://hookline-store/job', { method: 'POST', body: JSON.stringify(job) });
+    }
+    if (pathname === '/inspect' && request.method === 'POST') {
+      const { name, shard, key } = (await request.json()) as { name: string; shard: number; key: string };
+      const stub = env.HOOKLINE_STORE.get(env.HOOKLINE_STORE.idFromName(`${name}:${shard}`));
+      return stub.fetch('https://hookline-store/inspect', { method: 'POST', body: JSON.stringify({ key }) });
     }
     return new Response('not found', { status: 404 });
   },

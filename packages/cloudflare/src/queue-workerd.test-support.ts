@@ -132,7 +132,7 @@ export async function startQueueWorkers(): Promise<QueueWorkers> {
         modules: true,
         script: producerScript,
         bindings: { WEBHOOK_SECRET: SECRET },
-        durableObjects: { HOOKLINE_STORE: { className: 'HooklineStoreObject', useSQLite: true } },
+        durableObjects: { HOOKLINE_STORE: { className: 'InspectableStoreObject', useSQLite: true } },
         queueProducers: queueBindings,
       },
       {
@@ -140,7 +140,7 @@ export async function startQueueWorkers(): Promise<QueueWorkers> {
         modules: true,
         script: consumerScript,
         bindings: { WEBHOOK_SECRET: SECRET },
-        durableObjects: { HOOKLINE_STORE: { className: 'HooklineStoreObject', scriptName: 'producer', useSQLite: true } },
+        durableObjects: { HOOKLINE_STORE: { className: 'InspectableStoreObject', scriptName: 'producer', useSQLite: true } },
         queueProducers: queueBindings,
         queueConsumers: {
           ...Object.fromEntries(pool.map(({ queue }) => [queue, consumer])),
