@@ -43,6 +43,7 @@ const CORE_ADAPTER_EXPORTS = [
   'notFound',
   'parseEnvelope',
   'payloadTooLarge',
+  'queueJobProcessor',
   'queuedDeliveryJson',
   'readHeader',
   'readNodeBody',
@@ -100,7 +101,7 @@ const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
 const AWS_LAMBDA_EXPORTS = ['lambdaHandler'];
 const DYNAMODB_EXPORTS = ['DYNAMODB_ATTRIBUTES', 'DYNAMODB_VERSION_PREFIX', 'createDynamoDbTable', 'dynamoDbStore'];
-const CLOUDFLARE_EXPORTS = ['HooklineStoreObject', 'durableObjectStore'];
+const CLOUDFLARE_EXPORTS = ['HooklineStoreObject', 'cloudflareQueue', 'durableObjectStore', 'queueConsumer'];
 
 /** Every entry point users import, with its pinned list. */
 const PINNED: Record<string, readonly string[]> = {

@@ -1,5 +1,6 @@
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
 import { checkVersion, StoreDataError } from '@hookline/core/adapter';
+import { objectStubs } from './object-stubs';
 import { DATA_ERROR_STATUS, keyProblem, type StoreOperation } from './protocol';
 
 /** A Durable Object stub: what `namespace.get(id)` returns. */
@@ -33,16 +34,6 @@ export interface DurableObjectStoreOptions {
   name?: string;
 }
 
-/** FNV-1a over the UTF-16 units: stable, fast, and the same in every Worker. */
-function shardOf(key: string, shards: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    hash ^= key.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % shards;
-}
-
 /**
  * An idempotency store for Cloudflare Workers, kept in Durable Objects (the `HooklineStoreObject` class,
  * which the Worker exports and binds). Keys are spread over `shards` objects; each operation is one
@@ -64,24 +55,7 @@ function shardOf(key: string, shards: number): number {
  * };
  */
 export function durableObjectStore(options: DurableObjectStoreOptions): IdempotencyStore {
-  const { namespace } = options;
-  const shards = options.shards ?? 16;
-  const name = options.name ?? 'hookline';
-  if (!Number.isSafeInteger(shards) || shards < 1)
-    throw new RangeError(`durableObjectStore: shards must be a positive integer, got ${shards}`);
-  // Ids are cached; stubs are not: a stub belongs to the request that made it, and Workers refuse I/O
-  // through it from another request ("Cannot perform I/O on behalf of a different request").
-  const ids = new Map<number, unknown>();
-
-  function stubFor(key: string): DurableObjectStubLike {
-    const shard = shardOf(key, shards);
-    let id = ids.get(shard);
-    if (id === undefined) {
-      id = namespace.idFromName(`${name}:${shard}`);
-      ids.set(shard, id);
-    }
-    return namespace.get(id);
-  }
+  const stubs = objectStubs(options.namespace, options.name ?? 'hookline', options.shards ?? 16, 'durableObjectStore');
 
   async function call<T>(op: StoreOperation, key: string, token: string, ms?: number, version?: number): Promise<T> {
     const problem = keyProblem(key);
@@ -89,7 +63,7 @@ export function durableObjectStore(options: DurableObjectStoreOptions): Idempote
     // Checked here: JSON would carry NaN and ±Infinity to the object as null.
     if (op === 'advanceVersion') checkVersion(version, 'durableObjectStore');
     // The host is never resolved: a stub's fetch goes to its object.
-    const response = await stubFor(key).fetch(`https://hookline-store/${op}`, {
+    const response = await stubs.forKey(key).fetch(`https://hookline-store/${op}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ op, key, token, ms, version }),

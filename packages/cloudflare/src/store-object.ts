@@ -1,13 +1,16 @@
 import type { ClaimResult } from '@hookline/core';
 import { checkVersion, StoreDataError } from '@hookline/core/adapter';
+import type { JobRequest } from './job-protocol';
+import { serveJobRequest } from './job-records';
 import { DATA_ERROR_STATUS, keyProblem, type StoreRequest } from './protocol';
+import { PURGE, type PurgeableRecord, purgeKey, writeRecord } from './record-storage';
 
 /** The part of a Durable Object's `ctx.storage` the object uses (the key-value API; both storage backends have it). */
 export interface DurableObjectStorageLike {
   get<T = unknown>(key: string): Promise<T | undefined>;
   put(entries: Record<string, unknown>): Promise<void>;
   delete(keys: string[]): Promise<number>;
-  list<T = unknown>(options: { prefix?: string; start?: string; end?: string; limit?: number }): Promise<Map<string, T>>;
+  list<T = unknown>(options: { prefix?: string; start?: string; end?: string; limit?: number; reverse?: boolean }): Promise<Map<string, T>>;
   getAlarm(): Promise<number | null>;
   setAlarm(scheduledTime: number): Promise<void>;
 }
@@ -35,14 +38,10 @@ interface DeliveryRecord {
 
 const RECORD = 'r:';
 const VERSION = 'v:';
-const PURGE = 'p:';
 /** How long a lease or released record outlives its lease, so `attempt` keeps counting across the service's retries. */
 const KEEP_MS = 72 * 3_600_000;
 /** Records the alarm deletes per run; it runs again at once when more are due. */
 const SWEEP_BATCH = 500;
-
-/** Index entries sort by time (fixed-width decimal epoch ms) and name the storage key of their record. */
-const purgeKey = (at: number, recordKey: string): string => `${PURGE}${String(Math.min(at, 9e15)).padStart(16, '0')}:${recordKey}`;
 
 /** A version record of an ordering guard, apart from the claim record of the same key. */
 interface VersionRecord {
@@ -68,6 +67,7 @@ function positive(value: unknown): number {
  * storage with no other I/O in between, so the object's input gate makes it atomic: of any number of
  * concurrent claims of a key exactly one acquires it. Expiry is measured on the object's clock. An alarm
  * deletes records once their retention (completions) or 72 h after their lease (leases) has passed.
+ * The same class keeps the job records of `cloudflareQueue()` (job-records.ts), in objects of their own.
  *
  * @example
  * // worker.ts
@@ -80,7 +80,7 @@ export class HooklineStoreObject {
     this.#storage = state.storage;
   }
 
-  /** Serves one store operation (`StoreRequest` as JSON); called by `durableObjectStore()`. */
+  /** Serves one store operation (`StoreRequest` as JSON) or job operation; called by `durableObjectStore()` and `cloudflareQueue()`. */
   async fetch(request: Request): Promise<Response> {
     let body: StoreRequest;
     try {
@@ -88,6 +88,7 @@ export class HooklineStoreObject {
     } catch {
       return json({ error: 'the body is not JSON' }, 400);
     }
+    if (typeof body.op === 'string' && body.op.startsWith('job.')) return serveJobRequest(this.#storage, body as unknown as JobRequest);
     const problem = keyProblem(body.key);
     if (problem !== undefined) return json({ error: problem }, DATA_ERROR_STATUS);
     if (typeof body.token !== 'string' && body.op !== 'readVersion' && body.op !== 'advanceVersion') {
@@ -125,9 +126,9 @@ export class HooklineStoreObject {
     const reindex: Record<string, unknown> = {};
     for (const [entry, recordKey] of due) {
       drop.push(entry);
-      const record = await this.#storage.get<{ p: number }>(recordKey);
+      const record = await this.#storage.get<PurgeableRecord>(recordKey);
       if (record === undefined) continue;
-      if (record.p <= now) drop.push(recordKey);
+      if (record.p <= now) drop.push(recordKey, ...(record.x === undefined ? [] : [record.x]));
       else reindex[purgeKey(record.p, recordKey)] = recordKey; // kept longer since (extended): indexed at its new time
     }
     if (Object.keys(reindex).length > 0) await this.#storage.put(reindex);
@@ -142,18 +143,8 @@ export class HooklineStoreObject {
     return undefined;
   }
 
-  /**
-   * Writes the record, and with `indexed` its purge index entry in place of the one at `previous` (the
-   * record's former purge time), and makes sure an alarm will come.
-   */
-  async #write(recordKey: string, record: DeliveryRecord | VersionRecord, indexed: boolean, previous?: number): Promise<void> {
-    const entries: Record<string, unknown> = { [recordKey]: record };
-    if (indexed) entries[purgeKey(record.p, recordKey)] = recordKey;
-    await this.#storage.put(entries);
-    if (!indexed) return;
-    if (previous !== undefined && previous !== record.p) await this.#storage.delete([purgeKey(previous, recordKey)]);
-    const alarm = await this.#storage.getAlarm();
-    if (alarm === null || record.p < alarm) await this.#storage.setAlarm(record.p);
+  #write(recordKey: string, record: DeliveryRecord | VersionRecord, indexed: boolean, previous?: number): Promise<void> {
+    return writeRecord(this.#storage, recordKey, record, indexed, previous);
   }
 
   async claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {

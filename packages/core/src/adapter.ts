@@ -50,4 +50,5 @@ export {
   queuedDeliveryJson,
   scopedDeliveryId,
 } from './queue';
+export { queueJobProcessor } from './queue-job-processor';
 export { isPromiseLike } from './awaitable';
