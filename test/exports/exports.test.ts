@@ -43,6 +43,7 @@ const CORE_ADAPTER_EXPORTS = [
   'notFound',
   'parseEnvelope',
   'payloadTooLarge',
+  'queueJobEntry',
   'queuedDeliveryJson',
   'readHeader',
   'readNodeBody',

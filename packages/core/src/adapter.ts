@@ -50,4 +50,5 @@ export {
   queuedDeliveryJson,
   scopedDeliveryId,
 } from './queue';
+export { queueJobEntry, type QueueJobEntry } from './job-entry';
 export { isPromiseLike } from './awaitable';

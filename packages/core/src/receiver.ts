@@ -8,10 +8,11 @@ import type { HeadersInput } from './headers';
 import type { ErrorListener, ReceiverHooks } from './hooks';
 import { type ReceiverOptions, resolveOptions } from './options';
 import { attachDirectReceive } from './direct-receive';
+import { attachJobEntry } from './job-entry';
 import { answerEarly, receive, receiveAwaitable } from './pipeline';
 import type { QueueWorker } from './queue';
 import { createState } from './receiver-state';
-import { startWorker, type WorkOptions } from './worker';
+import { processJob, startWorker, type WorkOptions } from './worker';
 
 /** A delivery whose `data` a handler's schema checked: the schema's output type, or the event's own without a schema. */
 export type WithData<D, S> = [S] extends [never] ? D : D extends unknown ? Omit<D, 'data'> & { data: S } : never;
@@ -135,5 +136,6 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
     if (listener !== undefined) receiver.hook(name as keyof ReceiverHooks<E>, listener as never);
   }
   attachDirectReceive(receiver, (input) => receiveAwaitable(state, input));
+  attachJobEntry(receiver, { queue: config.queue, leaseMs: config.leaseMs, process: (job) => processJob(state, job) });
   return receiver;
 }
