@@ -12,7 +12,7 @@ export interface SqsRecord {
   messageId: string;
   receiptHandle: string;
   body: string;
-  attributes: { ApproximateReceiveCount?: string; SentTimestamp?: string } & Record<string, string | undefined>;
+  attributes: { ApproximateReceiveCount?: string; SentTimestamp?: string };
   messageAttributes: Record<string, { stringValue?: string | undefined; dataType?: string } | undefined>;
   /** `arn:aws:sqs:<region>:<account>:<queue name>` */
   eventSourceARN: string;
