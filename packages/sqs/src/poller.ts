@@ -4,7 +4,7 @@
 // in flight rather than waiting out its 20 s, so it resolves as soon as the running jobs have settled
 // (the receiver bounds those by its closeTimeoutMs). A message SQS handed to the aborted poll just
 // before the abort comes back after the queue's visibility timeout, counted as one stall.
-import { DeleteMessageCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { JobResult, QueueJob, QueueWorker } from '@hookline/core/adapter';
 import { type ConsumerContext, consume } from './consume';
 import { received } from './dead-letters';
@@ -38,21 +38,43 @@ export function poll(settings: PollerSettings, process: (job: QueueJob) => Promi
       wake = done;
     });
 
+  // Acknowledgements of the jobs that settle together go out as one DeleteMessageBatch (up to 10).
+  const pending: { handle: string; done: () => void }[] = [];
+  let flushing: Promise<void> | undefined;
+  function flush(): Promise<void> {
+    flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      flushing = undefined;
+      const batch = pending.splice(0, 10);
+      if (pending.length > 0) void flush();
+      try {
+        const { Failed = [] } = await bounded<{ Failed?: { Id: string; Message?: string }[] }>(
+          client,
+          new DeleteMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: batch.map((one, i) => ({ Id: `m${i}`, ReceiptHandle: one.handle })),
+          }),
+          settings.timeoutMs,
+          'deleting messages',
+        );
+        for (const failed of Failed) context.onError(new Error(`deleting a settled message failed: ${failed.Message ?? failed.Id}`));
+      } catch (error) {
+        // They come back after their visibility timeout; the store's claim answers them as duplicates.
+        context.onError(error instanceof Error ? error : new Error(String(error)));
+      } finally {
+        for (const one of batch) one.done();
+      }
+    });
+    return flushing;
+  }
+  const acknowledge = (handle: string) =>
+    new Promise<void>((done) => {
+      pending.push({ handle, done });
+      void flush();
+    });
+
   async function handle(message: Message): Promise<void> {
     const one = received(message);
-    const outcome = await consume(context, one, process);
-    if (outcome !== 'ack') return;
-    try {
-      await bounded(
-        client,
-        new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: one.receiptHandle }),
-        settings.timeoutMs,
-        'deleting a message',
-      );
-    } catch (error) {
-      // It comes back after its visibility timeout; the store's claim answers it as a duplicate.
-      context.onError(error instanceof Error ? error : new Error(String(error)));
-    }
+    if ((await consume(context, one, process)) === 'ack') await acknowledge(one.receiptHandle);
   }
 
   const loop = (async () => {
