@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, SQSRecord } from 'aws-lambda';
 import { handler as web } from './web';
 import { handler as worker } from './worker';
@@ -71,7 +71,7 @@ async function mapping(): Promise<void> {
   const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
   const arn = Attributes?.QueueArn ?? '';
   while (!polling.signal.aborted) {
-    let messages;
+    let messages: Message[] | undefined;
     try {
       ({ Messages: messages } = await sqs.send(
         new ReceiveMessageCommand({
