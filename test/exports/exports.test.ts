@@ -43,7 +43,7 @@ const CORE_ADAPTER_EXPORTS = [
   'notFound',
   'parseEnvelope',
   'payloadTooLarge',
-  'queueJobProcessor',
+  'queueJobEntry',
   'queuedDeliveryJson',
   'readHeader',
   'readNodeBody',
@@ -66,6 +66,7 @@ const SQLITE_EXPORTS = ['DEFAULT_TABLE', 'SCHEMA_SQL', 'schemaSql', 'sqliteStore
 const MYSQL_EXPORTS = ['DEFAULT_TABLE', 'MAX_KEY_BYTES', 'SCHEMA_SQL', 'mysqlStore', 'schemaSql'];
 const BULLMQ_EXPORTS = ['bullmqQueue', 'deliveryIdOf', 'jobIdFor'];
 const PG_BOSS_EXPORTS = ['DELIVERY_NAMESPACE', 'jobIdFor', 'pgBossQueue', 'uuidV5'];
+const SQS_EXPORTS = ['sqsHandler', 'sqsQueue'];
 /** @hookline/testing/kit: the builders, signing and the simulator, without the vitest-based conformance suite. */
 const TESTING_KIT_EXPORTS = [
   'FIXTURE_SECRET',
@@ -120,6 +121,7 @@ const PINNED: Record<string, readonly string[]> = {
   '@hookline/mysql': MYSQL_EXPORTS,
   '@hookline/bullmq': BULLMQ_EXPORTS,
   '@hookline/pg-boss': PG_BOSS_EXPORTS,
+  '@hookline/sqs': SQS_EXPORTS,
   '@hookline/testing': TESTING_EXPORTS,
   '@hookline/testing/kit': TESTING_KIT_EXPORTS,
   '@hookline/client': CLIENT_EXPORTS,

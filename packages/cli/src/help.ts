@@ -117,9 +117,13 @@ per-tenant secret resolver, two tenants may each have a dead letter of one deliv
 has a tenant column, and replay takes --tenant to say whose.
 
 Options:
-  --backend <name>      bullmq or pg-boss (default: the one whose URL is set)
+  --backend <name>      bullmq, pg-boss or sqs (default: the one whose URL is set)
   --redis-url <url>     BullMQ's Redis (or REDIS_URL)
   --database-url <url>  pg-boss's PostgreSQL (or DATABASE_URL)
+  --queue-url <url>     the SQS queue's URL (or SQS_QUEUE_URL); AWS_REGION, the AWS_* credentials
+                        and AWS_ENDPOINT_URL_SQS are read as the AWS CLI reads them
+  --dead-letter-queue-url <url>
+                        the SQS dead-letter queue (default: the one its redrive policy names)
   --queue <name>        the queue name (default hookline-deliveries)
   --prefix <prefix>     BullMQ's key prefix (default bull)
   --schema <schema>     pg-boss's schema (default pgboss)
@@ -129,14 +133,15 @@ Options:
   --json                print the dead letters, or the replay's outcome, as JSON
   -h, --help            show this help
 
-The backend package is loaded when needed: npm install @hookline/bullmq bullmq ioredis, or
-npm install @hookline/pg-boss pg-boss@10.
+The backend package is loaded when needed: npm install @hookline/bullmq bullmq ioredis,
+npm install @hookline/pg-boss pg-boss@10, or npm install @hookline/sqs @aws-sdk/client-sqs.
 
 Examples:
   hookline queue dead-letters --backend bullmq --redis-url redis://127.0.0.1:6379
   hookline queue replay wdl_8f2c… --backend pg-boss --database-url $DATABASE_URL
   hookline queue replay wdl_8f2c… --tenant acme --backend bullmq
   hookline queue replay --all --backend bullmq
+  hookline queue dead-letters --queue-url https://sqs.eu-west-1.amazonaws.com/123456789012/hookline
 
 Exit code 1 when the queue cannot be reached, or the deliveryId (of that tenant) is not a dead letter.`,
 

@@ -100,8 +100,10 @@ describe('hookline queue: usage', () => {
     const cases: [string[], Record<string, string>, RegExp][] = [
       [[], {}, /name an action: dead-letters or replay/],
       [['purge'], {}, /unknown action "purge"/],
-      [['dead-letters'], {}, /--backend bullmq or --backend pg-boss is required/],
-      [['dead-letters', '--backend', 'kafka'], {}, /--backend must be bullmq or pg-boss/],
+      [['dead-letters'], {}, /--backend bullmq, pg-boss or sqs is required/],
+      [['dead-letters'], { REDIS_URL, SQS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/q' }, /--backend bullmq, pg-boss or sqs is required/],
+      [['dead-letters', '--backend', 'kafka'], {}, /--backend must be bullmq, pg-boss or sqs/],
+      [['dead-letters', '--backend', 'sqs'], {}, /--queue-url \(or SQS_QUEUE_URL\) is required/],
       [['dead-letters', '--backend', 'bullmq'], {}, /--redis-url \(or REDIS_URL\) is required/],
       [['dead-letters', '--backend', 'pg-boss'], {}, /--database-url \(or DATABASE_URL\) is required/],
       [['replay', '--backend', 'bullmq', '--redis-url', REDIS_URL], {}, /replay takes one deliveryId, or --all/],

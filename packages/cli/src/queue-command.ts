@@ -6,6 +6,7 @@ import { type CliIo, parsePositive, UsageError } from './io';
 const BACKENDS = {
   bullmq: { install: 'npm install @hookline/bullmq bullmq ioredis', url: 'redis-url', env: 'REDIS_URL' },
   'pg-boss': { install: 'npm install @hookline/pg-boss pg-boss@10', url: 'database-url', env: 'DATABASE_URL' },
+  sqs: { install: 'npm install @hookline/sqs @aws-sdk/client-sqs', url: 'queue-url', env: 'SQS_QUEUE_URL' },
 } as const;
 type Backend = keyof typeof BACKENDS;
 
@@ -14,6 +15,8 @@ export const QUEUE_OPTIONS = {
   backend: { type: 'string' },
   'redis-url': { type: 'string' },
   'database-url': { type: 'string' },
+  'queue-url': { type: 'string' },
+  'dead-letter-queue-url': { type: 'string' },
   queue: { type: 'string' },
   prefix: { type: 'string' },
   schema: { type: 'string' },
@@ -23,11 +26,23 @@ export const QUEUE_OPTIONS = {
 } as const;
 
 /** Loads a backend package by name; tests pass their own to play a missing package. */
-export type ModuleLoader = (specifier: '@hookline/bullmq' | '@hookline/pg-boss') => Promise<unknown>;
+export type ModuleLoader = (
+  specifier: '@hookline/bullmq' | '@hookline/pg-boss' | '@hookline/sqs' | '@aws-sdk/client-sqs',
+) => Promise<unknown>;
 
 // Literal specifiers, so bundlers keep them external; the packages are optional peers of the CLI.
-const loadModule: ModuleLoader = (specifier) =>
-  specifier === '@hookline/bullmq' ? import('@hookline/bullmq') : import('@hookline/pg-boss');
+const loadModule: ModuleLoader = (specifier) => {
+  switch (specifier) {
+    case '@hookline/bullmq':
+      return import('@hookline/bullmq');
+    case '@hookline/pg-boss':
+      return import('@hookline/pg-boss');
+    case '@hookline/sqs':
+      return import('@hookline/sqs');
+    default:
+      return import('@aws-sdk/client-sqs');
+  }
+};
 
 function isModuleMissing(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -43,17 +58,39 @@ function chooseBackend(values: CommandContext['values'], env: CliIo['env']): Bac
   const named = values.backend;
   if (typeof named === 'string') {
     if (named in BACKENDS) return named as Backend;
-    throw new UsageError(`--backend must be bullmq or pg-boss, got ${JSON.stringify(named)}`, 'queue');
+    throw new UsageError(`--backend must be bullmq, pg-boss or sqs, got ${JSON.stringify(named)}`, 'queue');
   }
   // Without --backend, the one URL given decides.
-  const redis = values['redis-url'] ?? env.REDIS_URL;
-  const postgres = values['database-url'] ?? env.DATABASE_URL;
-  if (redis !== undefined && postgres === undefined) return 'bullmq';
-  if (postgres !== undefined && redis === undefined) return 'pg-boss';
+  const given = (Object.keys(BACKENDS) as Backend[]).filter((backend) => {
+    const { url, env: urlEnv } = BACKENDS[backend];
+    return (values[url] ?? env[urlEnv]) !== undefined;
+  });
+  if (given.length === 1) return given[0] as Backend;
   throw new UsageError(
-    '--backend bullmq or --backend pg-boss is required (both or neither of REDIS_URL and DATABASE_URL are set)',
+    '--backend bullmq, pg-boss or sqs is required (not exactly one of REDIS_URL, DATABASE_URL and SQS_QUEUE_URL is set)',
     'queue',
   );
+}
+
+/**
+ * The SQS client's configuration from the CLI's environment: the region from AWS_REGION (or the
+ * queue URL's host), an endpoint from AWS_ENDPOINT_URL_SQS or AWS_ENDPOINT_URL (an SQS-compatible
+ * server), and credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY when set (otherwise the
+ * SDK's own chain: profiles, SSO, instance roles). One try per call: a CLI fails fast and says why.
+ */
+function sqsClientConfig(queueUrl: string, env: CliIo['env']): Record<string, unknown> {
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? /\bsqs[.-]([a-z0-9-]+)\.amazonaws\.com/.exec(queueUrl)?.[1] ?? 'us-east-1';
+  const endpoint = env.AWS_ENDPOINT_URL_SQS ?? env.AWS_ENDPOINT_URL;
+  const config: Record<string, unknown> = { region, maxAttempts: 1 };
+  if (endpoint !== undefined && endpoint !== '') config.endpoint = endpoint;
+  if (env.AWS_ACCESS_KEY_ID !== undefined && env.AWS_SECRET_ACCESS_KEY !== undefined) {
+    config.credentials = {
+      accessKeyId: env.AWS_ACCESS_KEY_ID,
+      secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+      ...(env.AWS_SESSION_TOKEN === undefined ? {} : { sessionToken: env.AWS_SESSION_TOKEN }),
+    };
+  }
+  return config;
 }
 
 /** Opens the queue the options name; the caller closes it. */
@@ -68,13 +105,28 @@ export async function openQueue(
   if (url === undefined || url === '') throw new UsageError(`--${urlOption} (or ${urlEnv}) is required for --backend ${backend}`, 'queue');
   const name = typeof values.queue === 'string' ? values.queue : undefined;
   let loaded: unknown;
+  let sdk: unknown;
   try {
-    loaded = await load(backend === 'bullmq' ? '@hookline/bullmq' : '@hookline/pg-boss');
+    loaded = await load(backend === 'bullmq' ? '@hookline/bullmq' : backend === 'pg-boss' ? '@hookline/pg-boss' : '@hookline/sqs');
+    if (backend === 'sqs') sdk = await load('@aws-sdk/client-sqs');
   } catch (error) {
     if (!isModuleMissing(error)) throw error;
     throw new QueueCommandError(`the ${backend} backend is not installed here. Install it next to @hookline/cli: ${install}`);
   }
   const quiet = () => {};
+  if (backend === 'sqs') {
+    const { sqsQueue } = loaded as typeof import('@hookline/sqs');
+    const { SQSClient } = sdk as typeof import('@aws-sdk/client-sqs');
+    const deadLetterQueueUrl = values['dead-letter-queue-url'];
+    // No store here: every dead letter in the queue is listed, including one whose delivery the
+    // service has revived since (the application's queue, with its store, drops those).
+    return sqsQueue({
+      client: new SQSClient(sqsClientConfig(url, env)),
+      queueUrl: url,
+      ...(typeof deadLetterQueueUrl === 'string' ? { deadLetterQueueUrl } : {}),
+      onError: quiet,
+    });
+  }
   if (backend === 'bullmq') {
     const { bullmqQueue } = loaded as typeof import('@hookline/bullmq');
     // One try per command and no reconnection loop: a CLI should fail fast and say why.
@@ -127,7 +179,7 @@ function formatDeadLetters(letters: DeadLetter[], style: CommandContext['style']
 
 /**
  * `hookline queue dead-letters` and `hookline queue replay <deliveryId [--tenant <t>]|--all>`: the
- * dead letters of answer-fast mode's queue (BullMQ or pg-boss), listed and put back.
+ * dead letters of answer-fast mode's queue (BullMQ, pg-boss or SQS), listed and put back.
  */
 export async function queueCommand({ values, positionals, io, style }: CommandContext, load: ModuleLoader = loadModule): Promise<number> {
   const [action, ...rest] = positionals;

@@ -1,6 +1,8 @@
-import { queueJobProcessor } from '@hookline/core/adapter';
+import { type JobResult, type QueueJob, queueJobEntry, refuse } from '@hookline/core/adapter';
 import type { CloudflareQueue, MessageBatchLike } from './cloudflare-queue';
 import type { ConsumeOptions } from './consume-batch';
+
+type JobProcessor = (job: QueueJob) => Promise<JobResult>;
 
 /** Options of `queueConsumer()`. */
 export interface QueueConsumerOptions extends ConsumeOptions {
@@ -24,7 +26,11 @@ export interface QueueConsumerOptions extends ConsumeOptions {
  * };
  */
 export function queueConsumer(receiver: object, options: QueueConsumerOptions): (batch: MessageBatchLike) => Promise<void> {
-  const process = queueJobProcessor(receiver);
+  const entry = queueJobEntry(receiver);
+  if (entry === undefined) {
+    throw refuse('CONFIGURATION_ERROR', 'queueConsumer() needs a receiver made by createReceiver() from @hookline/core.');
+  }
+  const process: JobProcessor = (job) => entry.process(job);
   const { queue, ...consumeOptions } = options ?? ({} as QueueConsumerOptions);
   if (typeof queue?.consume !== 'function') {
     throw new TypeError('queueConsumer(receiver, { queue }): queue must be the cloudflareQueue(...) of the queue this Worker consumes');

@@ -50,5 +50,5 @@ export {
   queuedDeliveryJson,
   scopedDeliveryId,
 } from './queue';
-export { queueJobProcessor } from './queue-job-processor';
+export { queueJobEntry, type QueueJobEntry } from './job-entry';
 export { isPromiseLike } from './awaitable';

@@ -8,9 +8,9 @@ import type { HeadersInput } from './headers';
 import type { ErrorListener, ReceiverHooks } from './hooks';
 import { type ReceiverOptions, resolveOptions } from './options';
 import { attachDirectReceive } from './direct-receive';
+import { attachJobEntry } from './job-entry';
 import { answerEarly, receive, receiveAwaitable } from './pipeline';
 import type { QueueWorker } from './queue';
-import { attachJobProcessor } from './queue-job-processor';
 import { createState } from './receiver-state';
 import { processJob, startWorker, type WorkOptions } from './worker';
 
@@ -136,6 +136,6 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
     if (listener !== undefined) receiver.hook(name as keyof ReceiverHooks<E>, listener as never);
   }
   attachDirectReceive(receiver, (input) => receiveAwaitable(state, input));
-  attachJobProcessor(receiver, (job) => processJob(state, job));
+  attachJobEntry(receiver, { queue: config.queue, leaseMs: config.leaseMs, process: (job) => processJob(state, job) });
   return receiver;
 }

@@ -1,0 +1,49 @@
+// What sqsQueue() and sqsHandler() refuse, before anything reaches SQS.
+import { createReceiver } from '@hookline/core';
+import { memoryQueue } from '@hookline/testing';
+import { describe, expect, it } from 'vitest';
+import { sqsHandler } from './sqs-handler';
+import { sqsQueue } from './sqs-queue';
+
+const client = { send: async () => ({}) };
+const queueUrl = 'https://sqs.us-east-1.amazonaws.com/123456789012/hookline';
+
+describe('sqsQueue options', () => {
+  it('refuses a client that is not one, a queue URL that is a name, and out-of-range numbers', () => {
+    expect(() => sqsQueue({ client: {} as never, queueUrl })).toThrow(/SQSClient/);
+    expect(() => sqsQueue({ client, queueUrl: 'hookline' })).toThrow(/queue's URL/);
+    expect(() => sqsQueue({ client, queueUrl, attempts: 0 })).toThrow(/attempts/);
+    expect(() => sqsQueue({ client, queueUrl, waitTimeSeconds: 21 })).toThrow(/at most 20/);
+    expect(() => sqsQueue({ client, queueUrl, maxStalls: -1 })).toThrow(/maxStalls/);
+    expect(() => sqsQueue({ client, queueUrl, backoff: { type: 'fixed', delayMs: Number.NaN } })).toThrow(/backoff/);
+    expect(sqsQueue({ client, queueUrl }).name).toBe('sqs');
+  });
+
+  it('says how to find the dead-letter queue when the queue has no redrive policy', async () => {
+    const queue = sqsQueue({ client: { send: async () => ({ Attributes: {} }) }, queueUrl });
+    await expect(queue.deadLetterQueueUrl()).rejects.toThrow(
+      /no redrive policy naming a dead-letter queue; give the queue one, or pass deadLetterQueueUrl/,
+    );
+  });
+
+  it('bounds a call to SQS that never answers by commandTimeoutMs', async () => {
+    const queue = sqsQueue({ client: { send: () => new Promise(() => {}) }, queueUrl, commandTimeoutMs: 50 });
+    const job = {
+      delivery: { event: 'x', deliveryId: 'wdl_1', timestamp: new Date().toISOString(), data: {} },
+      receivedAt: 0,
+      secretIndex: 0,
+    };
+    await expect(queue.enqueue(job)).rejects.toThrow(/did not finish within 50 ms/);
+  });
+});
+
+describe('sqsHandler', () => {
+  it('needs a receiver whose queue is an SQS queue', () => {
+    expect(() => sqsHandler({})).toThrow(/the receiver createReceiver\(\) returned/);
+    expect(() => sqsHandler(createReceiver({ secret: 'whsec_x' }))).toThrow(/needs an SQS queue/);
+    expect(() => sqsHandler(createReceiver({ secret: 'whsec_x', queue: memoryQueue() }))).toThrow(/needs an SQS queue/);
+    expect(() => sqsHandler(createReceiver({ secret: 'whsec_x', queue: sqsQueue({ client, queueUrl }) }), { concurrency: 0 })).toThrow(
+      /concurrency/,
+    );
+  });
+});

@@ -1,0 +1,3 @@
+import { packageBuild } from '../../tsup.config.base';
+
+export default packageBuild();
