@@ -48,7 +48,7 @@
  *      ended, the state holds at least that newest recorded version, unless a lapsed run wrote last.
  *      A failed version advance that lands later is a write after a lapse only if, as it lands, the
  *      lease under which its attempt held the lock has lapsed and another claim has taken the lock
- *      over (a call that arrives more than leaseMs after it was given up, like a paused receiver's);
+ *      over (a call that arrives long after it was given up, like a paused receiver's write);
  *      a lock its holder gave back never exempts it (the mutant below fails for that reason).
  *   4. (-DLIVENESS) handled: every delivery's key is eventually completed.
  *
