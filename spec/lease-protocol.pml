@@ -7,7 +7,6 @@
  * BOUNDS (#defines below; `spin -D` overrides all but NDEL and NRES, which the invariants' macros
  * spell out):
  *   receivers   NRECV    = 2  processes taking deliveries from the service concurrently
- *                             (the test also checks 3 receivers with FAILURES = 0)
  *   deliveries  NDEL     = 2  of one resource, versions 1 and 2; one guarded handler h
  *   resources   NRES     = 1  one ordering lock, one version record, one state that h writes
  *   sends       SENDS    = 3  copies the service sends in all: first attempts, retries, duplicates and
@@ -18,15 +17,19 @@
  *                             or a handler past maxRunMs) and goes on: they may lapse meanwhile
  *   failures    FAILURES = 1  a store call fails (a failed claim, complete or release may still have
  *                             taken effect; a failed version advance may land at any later time), or
- *                             the handler throws after its write
+ *                             the handler throws after its write; at most 4. The receiver tries a
+ *                             failed advance once more: both tries fail only with FAILURES >= 2
+ * The test searches these bounds, and also 3 receivers with FAILURES = 0, and FAILURES = 2 with
+ * PAUSES = 0 (which reaches an advance whose two tries both fail).
  * With -DLIVENESS (invariant 4) the service sends each delivery once and retries it until it is
  * answered 2xx, at most BUDGET = 4 attempts in all, a retry only once no attempt is in progress anywhere
  * (the service's retries are spaced wider than leaseMs and maxRunMs, so by then every lease that nobody
  * renews has lapsed); SENDS does not apply, and pan checks the claim `handled` under weak fairness.
  *
  * TIME is abstract. A lease lapses only when nobody renews it: its token belongs to no running attempt
- * (the attempt crashed, or ended without giving the key back), or its holder is paused or past
- * maxRunMs, or (the heartbeat mutant) the heartbeat does not cover it. A claim that meets such a lease
+ * (the attempt crashed, or ended without giving the key back, or left the lock to lapse after both
+ * tries of its version advance failed), or its holder is paused or past maxRunMs, or (the heartbeat
+ * mutant) the heartbeat does not cover it. A claim that meets such a lease
  * may find it lapsed (and take it over) or not yet (in_progress). A live receiver's store calls are
  * bounded by storeTimeoutMs, well under leaseMs, so its leases never lapse between them, and while its
  * handler runs the heartbeat renews every lease it holds. Ghost variables record the lapses the
@@ -43,16 +46,20 @@
  *      older than one whose handler record an attempt without a lapse completed; and
  *      settled_state_older_than_handled_version: once the service has stopped and every attempt has
  *      ended, the state holds at least that newest recorded version, unless a lapsed run wrote last.
- *      A version advance that lands after its attempt gave the lock up counts as a write after a
- *      lapse (-DSTRICT_LATE_ADVANCE does not exempt it, and the search then fails: see the docs).
+ *      A failed version advance that lands later is a write after a lapse only if, as it lands, the
+ *      lease under which its attempt held the lock has lapsed and another claim has taken the lock
+ *      over (a call that arrives long after it was given up, like a paused receiver's write);
+ *      a lock its holder gave back never exempts it (the mutant below fails for that reason).
  *   4. (-DLIVENESS) handled: every delivery's key is eventually completed.
  *
  * MUTANTS (each file in spec/mutants/ #defines one switch and #includes this file; each must fail):
  *   MUTANT_HEARTBEAT_DELIVERY_KEY_ONLY  the heartbeat renews only the delivery key
  *   MUTANT_COMPLETE_BEFORE_ADVANCE      the handler record is completed before the version advance
  *   MUTANT_CLAIM_IGNORES_LIVE_LEASE     claim takes a key even from another token's live lease
+ *   MUTANT_RELEASE_AFTER_FAILED_ADVANCE a failed advance is not tried again and the lock is released
  * WITNESS_* switches turn a case the invariants exempt into a failing assertion, so the test can check
- * that the bounds reach it. The printf lines narrate a counterexample when spin replays its trail.
+ * that the bounds reach it (WITNESS_LATE_ADVANCE_AFTER_LOCK_LEFT within FAILURES = 2). The printf
+ * lines narrate a counterexample when spin replays its trail.
  */
 
 #ifndef NRECV
@@ -110,8 +117,27 @@ bool busy[NRECV];       /* in an attempt */
 byte cur[NRECV];        /* the attempt's delivery */
 bool running[NRECV];    /* its handler is running */
 bool paused[NRECV];     /* it stopped renewing its leases (paused, or past maxRunMs) */
-byte lateD[NRECV];      /* 1 + the delivery whose failed version advance may still land; 0: none */
-bool lateGone[NRECV];   /* the attempt that made that call has ended */
+
+/* Failed version advances that may still land: one slot per failure the bounds allow, so none is
+   lost while another is pending. */
+#if FAILURES > 4
+#error "FAILURES above 4: add slots to FOR_SLOTS and the network"
+#endif
+#if FAILURES > 0
+#define NLATE FAILURES
+#else
+#define NLATE 1
+#endif
+#if NLATE == 1
+#define FOR_SLOTS(M) M(0)
+#elif NLATE == 2
+#define FOR_SLOTS(M) M(0); M(1)
+#elif NLATE == 3
+#define FOR_SLOTS(M) M(0); M(1); M(2)
+#else
+#define FOR_SLOTS(M) M(0); M(1); M(2); M(3)
+#endif
+byte lateD[NLATE];      /* 1 + the delivery whose failed version advance may still land; 0: none */
 
 /* Ghosts: the lapses the protocol exempts, and what has been done. */
 bool lapsed[NRECV];     /* a lease of the current attempt lapsed (while paused) and was taken over */
@@ -119,9 +145,12 @@ byte hstat[NDEL];       /* h's success for the delivery: 0 none (or lost before 
                            1 a run returned and its attempt goes on, 2 recorded (handler key completed) */
 byte hby[NDEL];         /* with hstat 1: the receiver whose attempt ran it */
 bool doneClean[NDEL];   /* the handler key was completed by an attempt without a lapse, on a version
-                           record that no lapsed run or late advance wrote */
-bool vTaint[NRES];      /* the version record was last written by a lapsed run or a late advance */
+                           record that no write after a lapse set */
+bool vTaint[NRES];      /* the version record was last set by a lapsed run, or by a failed advance
+                           that landed after its attempt's lock was taken over */
 bool sTaint[NRES];      /* the state was last written by a lapsed run */
+bool lateHold[NLATE];   /* per failed advance: the lock's lease is still the one its attempt held */
+bool lateTaken[NLATE];  /* that lease lapsed and another claim took the lock over */
 
 #ifdef LIVENESS
 bool acked[NDEL];       /* the service got a 2xx for the delivery */
@@ -138,6 +167,9 @@ chan inbox = [SENDS] of { byte };
    exempt, so the test can check that the bounds reach it at all. */
 #ifdef WITNESS_RERUN_AFTER_LOST_SUCCESS
 bool everSucceeded[NDEL];
+#endif
+#ifdef WITNESS_LATE_ADVANCE_AFTER_LOCK_LEFT
+bool lateLeft[NLATE];   /* both tries of the call's attempt failed, and it left the lock to lapse */
 #endif
 
 /* Violations, named so that pan's report says which invariant failed. */
@@ -157,15 +189,23 @@ bool settled_state_older_than_handled_version;
 #endif
 #define RENEWED(k) (owner[k] != ORPHAN && !paused[owner[k]] && HEARTBEAT_COVERS(k, owner[k]))
 
+/* Another claim takes the lock over: a failed advance made under the lease it ends, landing from now
+   on, lands after a lapse. */
+#define LOCK_TAKEN(f) if :: lateHold[f] -> lateHold[f] = false; lateTaken[f] = true :: else -> skip fi
+/* The lock's holder gave it back: an advance made under that lease, landing from now on, does not. */
+#define LOCK_GIVEN_BACK(f) lateHold[f] = false
+#define IS_LOCK(k) ((k) >= LKEY(0))
+
 /* The lease on k lapsed and this claim takes it over; the holder's lapse is exempt only if it was
    paused (or past maxRunMs). */
 inline takeOver(k) {
   if
-  :: owner[k] == ORPHAN -> printf("  (the lease of an ended attempt lapsed)\n")
+  :: owner[k] == ORPHAN -> printf("  (a lease that no running attempt renews lapsed)\n")
   :: owner[k] != ORPHAN && paused[owner[k]] ->
      printf("  (the lease of r%d lapsed while it was paused)\n", owner[k]); lapsed[owner[k]] = true
   :: else -> printf("  (the lease of r%d lapsed while it was renewing: not exempt)\n", owner[k])
   fi;
+  if :: IS_LOCK(k) -> FOR_SLOTS(LOCK_TAKEN) :: else -> skip fi;
   owner[k] = me; res = acquired
 }
 
@@ -178,7 +218,9 @@ inline doClaim(k) {
   :: rec[k] == LEASE && !RENEWED(k) -> takeOver(k)               /* it has lapsed */
 #ifdef MUTANT_CLAIM_IGNORES_LIVE_LEASE
   :: rec[k] == LEASE && RENEWED(k) ->                            /* the defect */
-     printf("  (the live lease of r%d taken over)\n", owner[k]); owner[k] = me; res = acquired
+     printf("  (the live lease of r%d taken over)\n", owner[k]);
+     if :: IS_LOCK(k) -> FOR_SLOTS(LOCK_TAKEN) :: else -> skip fi;
+     owner[k] = me; res = acquired
 #else
   :: rec[k] == LEASE -> res = in_progress                        /* live, or not lapsed yet */
 #endif
@@ -188,7 +230,9 @@ inline doClaim(k) {
 /* complete / release: only while the record holds this attempt's token (even past its expiry). */
 inline doFinish(k, to) {
   if
-  :: rec[k] == LEASE && owner[k] == me -> rec[k] = to; owner[k] = 0; res = done
+  :: rec[k] == LEASE && owner[k] == me ->
+     if :: IS_LOCK(k) -> FOR_SLOTS(LOCK_GIVEN_BACK) :: else -> skip fi;
+     rec[k] = to; owner[k] = 0; res = done
   :: else -> res = not_owner
   fi
 }
@@ -298,9 +342,47 @@ inline endAttempt() {
   }
   k = 0;
   loseSuccess(d);
-  lateGone[me] = lateD[me] != 0;
   busy[me] = false; running[me] = false; paused[me] = false; lapsed[me] = false;
-  cur[me] = 0; res = nothing; v = 0; tainted = false; d = 0
+  cur[me] = 0; res = nothing; v = 0; tainted = false; d = 0; late = 0
+}
+
+/* One try of the version advance that answered. */
+inline advanceOnce(d) {
+  printf("r%d d%d: advanceVersion(%d)\n", me, d, VER(d));
+  if
+  :: VER(d) > version[RES(d)] -> version[RES(d)] = VER(d); vTaint[RES(d)] = lapsed[me]
+  :: else -> skip
+  fi
+}
+
+/* One try of the version advance failed; the call may still land at any later time. Once one try's
+   call may land, the other's adds nothing: both carry the same version, so whichever lands first
+   decides and the other changes nothing, and the first may land wherever the second could. */
+inline advanceFailed(d) {
+  if
+  :: late == 0 ->
+     late = FAILURES - failures + 1;                      /* this failure's own slot */
+     lateD[late - 1] = d + 1;
+     lateHold[late - 1] = rec[LKEY(RES(d))] == LEASE && owner[LKEY(RES(d))] == me;
+     lateTaken[late - 1] = !lateHold[late - 1];           /* taken over already, while it was paused */
+     printf("r%d d%d: advanceVersion(%d): failed (the call may still land)\n", me, d, VER(d))
+  :: late == 0 -> printf("r%d d%d: advanceVersion(%d): failed (the call is lost)\n", me, d, VER(d))
+  :: late != 0 -> printf("r%d d%d: advanceVersion(%d): failed (may land, as the first)\n", me, d, VER(d))
+  fi;
+  failures--
+}
+
+/* Both tries failed: the attempt stops renewing the lock and does not release it, so it lapses like a
+   lease that no running attempt holds. */
+inline leaveLock(d) {
+  if
+  :: rec[LKEY(RES(d))] == LEASE && owner[LKEY(RES(d))] == me -> owner[LKEY(RES(d))] = ORPHAN
+  :: else -> skip
+  fi;
+#ifdef WITNESS_LATE_ADVANCE_AFTER_LOCK_LEFT
+  if :: late != 0 -> lateLeft[late - 1] = true :: else -> skip fi;
+#endif
+  printf("r%d d%d: lock left to lapse\n", me, d)
 }
 
 /* ---- the receiver: one delivery d through the guarded handler h ---- */
@@ -308,6 +390,7 @@ inline endAttempt() {
    answer, which touches only the receiver's own variables: one atomic step. */
 proctype Receiver(byte me) {
   byte d, v, k;
+  byte late;            /* 1 + the slot of this attempt's failed advance that may still land; 0: none */
   mtype res = nothing;
   bool tainted;
 end_idle:
@@ -392,25 +475,28 @@ end_idle:
        fi
      }
 #endif
-     /* 5. advanceVersion(r, v), compare-and-set; a failed call may still land later */
+     /* 5. advanceVersion(r, v), compare-and-set, tried twice; a failed try may still land later */
      atomic {
        faultPoint();
        if
-       :: FAILS -> failures--;
-          if
-          :: lateD[me] = d + 1;
-             printf("r%d d%d: advanceVersion(%d): failed (the call may still land)\n", me, d, VER(d))
-          :: printf("r%d d%d: advanceVersion(%d): failed\n", me, d, VER(d))
-          fi;
-          goto failLHD
-       :: true ->
-          printf("r%d d%d: advanceVersion(%d)\n", me, d, VER(d));
-          if
-          :: VER(d) > version[RES(d)] -> version[RES(d)] = VER(d); vTaint[RES(d)] = lapsed[me]
-          :: else -> skip
-          fi
+#ifdef MUTANT_RELEASE_AFTER_FAILED_ADVANCE
+       /* The defect: no second try, and the lock is released at once. */
+       :: FAILS -> advanceFailed(d); goto failLHD
+#else
+       :: FAILS -> advanceFailed(d)
+#endif
+       :: true -> advanceOnce(d); goto advanced
        fi
      }
+     /* the second try; failed too ⇒ the lock is left to lapse (no longer renewed, not released), 503 */
+     atomic {
+       faultPoint();
+       if
+       :: FAILS -> advanceFailed(d); leaveLock(d); goto failHD
+       :: true -> advanceOnce(d)
+       fi
+     }
+advanced:
 #ifndef MUTANT_COMPLETE_BEFORE_ADVANCE
      /* 6. complete the handler key (answered false, the record was lost: reported, and on) */
      atomic {
@@ -497,38 +583,48 @@ over:
 
 /* ---- calls that land late ---- */
 
-/* A failed version advance lands. Once its attempt has given the lock up (or from a lapsed run), it is
-   a write after a lapse. */
-#ifdef STRICT_LATE_ADVANCE
-#define LATE_TAINTS(i, r) lapsed[i]
-#else
-#define LATE_TAINTS(i, r) (lateGone[i] || lapsed[i] || !(rec[LKEY(r)] == LEASE && owner[LKEY(r)] == i))
-#endif
+/* A failed version advance lands. It is a write after a lapse only if the lease under which its
+   attempt held the lock lapsed first and another claim took the lock over: never because the lock was
+   given back. */
 #ifdef WITNESS_LATE_ADVANCE_AFTER_LOCK_LOST
-#define WITNESS_LATE(r) assert(!vTaint[r])
+#define WITNESS_LATE(f, r) assert(!lateTaken[f])
+#elif defined(WITNESS_LATE_ADVANCE_AFTER_LOCK_LEFT)
+/* The case the fix leaves exempt: both tries failed, the lock left to lapse was taken over, an older
+   delivery wrote its state, and the advance lands over it. */
+#define WITNESS_LATE(f, r) assert(!(lateLeft[f] && lateTaken[f] && state[r] < VER(lateD[f] - 1)))
 #else
-#define WITNESS_LATE(r) skip
+#define WITNESS_LATE(f, r) skip
+#endif
+#ifdef WITNESS_LATE_ADVANCE_AFTER_LOCK_LEFT
+#define FORGET_LEFT(f) lateLeft[f] = false
+#else
+#define FORGET_LEFT(f) skip
 #endif
 
-#define LAND(i) \
-  :: atomic { lateD[i] != 0 -> \
-       printf("network: r%d's advanceVersion(%d) lands\n", i, VER(lateD[i] - 1)); \
+#define LAND(f) \
+  :: atomic { lateD[f] != 0 -> \
+       printf("network: the failed advanceVersion(%d) lands\n", VER(lateD[f] - 1)); \
        if \
-       :: VER(lateD[i] - 1) > version[RES(lateD[i] - 1)] -> \
-          version[RES(lateD[i] - 1)] = VER(lateD[i] - 1); \
-          vTaint[RES(lateD[i] - 1)] = LATE_TAINTS(i, RES(lateD[i] - 1)); \
-          WITNESS_LATE(RES(lateD[i] - 1)) \
+       :: VER(lateD[f] - 1) > version[RES(lateD[f] - 1)] -> \
+          WITNESS_LATE(f, RES(lateD[f] - 1)); \
+          version[RES(lateD[f] - 1)] = VER(lateD[f] - 1); \
+          vTaint[RES(lateD[f] - 1)] = lateTaken[f] \
        :: else -> skip \
        fi; \
-       lateD[i] = 0; lateGone[i] = false }
+       lateD[f] = 0; lateHold[f] = false; lateTaken[f] = false; FORGET_LEFT(f) }
 
 active proctype Network() {
 end_network:
   do
   LAND(0)
+#if NLATE > 1
   LAND(1)
-#if NRECV > 2
+#endif
+#if NLATE > 2
   LAND(2)
+#endif
+#if NLATE > 3
+  LAND(3)
 #endif
   od
 }
@@ -546,7 +642,9 @@ end_network:
 inline lapseOrphans() {
   for (k : 0 .. NKEYS - 1) {
     if
-    :: rec[k] == LEASE && owner[k] == ORPHAN -> rec[k] = RELEASED; owner[k] = 0
+    :: rec[k] == LEASE && owner[k] == ORPHAN ->
+       if :: IS_LOCK(k) -> FOR_SLOTS(LOCK_TAKEN) :: else -> skip fi;
+       rec[k] = RELEASED; owner[k] = 0
     :: else -> skip
     fi
   }
