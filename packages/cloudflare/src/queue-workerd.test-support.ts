@@ -13,7 +13,7 @@ import { CRASHING_QUEUE, type TestQueueSettings } from './queue-test-queues.test
 
 export const SECRET = 'whsec_cloudflare_queue_test';
 /** Conformance queues made up front (miniflare's queues are set when it starts): one per suite test, with room. */
-const POOL = 16;
+const POOL = 24;
 
 async function bundle(file: string): Promise<string> {
   const result = await build({
