@@ -196,7 +196,7 @@ describe('stores that answer outside the contract', () => {
       expect((await receiver.handle(signed(body))).status).toBe(503);
       expect(reports).toEqual([
         [
-          `hookline: the store's claim answered ${shown}; a store must answer { state: 'acquired' | 'in_progress' | 'completed' } (see the store conformance suite in @hookline/testing)`,
+          `hookline: the store's claim answered ${shown}; a store must answer { state: 'acquired' | 'in_progress' | 'completed' } (see the store conformance suite, @hookline/testing/conformance)`,
           { phase: 'store', delivery: body },
         ],
       ]);

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { DeleteTableCommand, DescribeTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { createReceiver } from '@hookline/core';
 import { StoreDataError } from '@hookline/core/adapter';
-import { createDelivery, createSignedRequest, describeStoreConformance } from '@hookline/testing';
+import { createDelivery, createSignedRequest } from '@hookline/testing';
+import { describeStoreConformance } from '@hookline/testing/conformance';
 // @ts-expect-error dynalite ships no types
 import dynalite from 'dynalite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

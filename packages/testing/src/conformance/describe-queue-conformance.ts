@@ -68,7 +68,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * `replay()` takes what `deadLetters()` listed; the trace context survives the trip.
  *
  * @example
- * import { describeQueueConformance, memoryQueue } from '@hookline/testing';
+ * import { memoryQueue } from '@hookline/testing';
+ * import { describeQueueConformance } from '@hookline/testing/conformance';
  *
  * describeQueueConformance('memoryQueue', ({ attempts, retryDelayMs }) => {
  *   const queue = memoryQueue({ attempts, backoff: { type: 'fixed', delayMs: retryDelayMs } });
