@@ -15,6 +15,7 @@ export default defineConfig({
     alias: [
       { find: /^@hookline\/core\/adapter$/, replacement: source('core/src/adapter.ts') },
       { find: /^@hookline\/core$/, replacement: source('core/src/index.ts') },
+      { find: /^@hookline\/testing\/conformance$/, replacement: source('testing/src/conformance/index.ts') },
       { find: /^@hookline\/testing$/, replacement: source('testing/src/index.ts') },
       { find: /^@hookline\/redis$/, replacement: source('redis/src/index.ts') },
       { find: /^@hookline\/postgres$/, replacement: source('postgres/src/index.ts') },

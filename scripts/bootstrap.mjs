@@ -57,9 +57,12 @@ if (major < 20) {
   process.exit(1);
 }
 
+// The pnpm of package.json's "packageManager" (what `corepack enable` runs too). Any pnpm 10 already
+// installed is kept: pnpm itself switches to the pinned version when they differ.
+const pinnedPnpm = JSON.parse(readFileSync('package.json', 'utf8')).packageManager.replace(/^pnpm@/, '');
 const pnpmVersion = spawnSync('pnpm', ['--version'], { encoding: 'utf8', shell: process.platform === 'win32' });
 if (pnpmVersion.status !== 0 || !pnpmVersion.stdout.trim().startsWith('10.')) {
-  step('installing pnpm 10 (npm i -g pnpm@10)', 'npm', ['i', '-g', 'pnpm@10']);
+  step(`installing pnpm ${pinnedPnpm} (npm i -g pnpm@${pinnedPnpm})`, 'npm', ['i', '-g', `pnpm@${pinnedPnpm}`]);
 }
 
 /** Every package under packages/, with its manifest. */

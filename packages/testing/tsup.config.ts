@@ -1,4 +1,4 @@
 import { packageBuild } from '../../tsup.config.base';
 
-// Two entries: the whole package, and `kit` (everything but the vitest-based conformance suite).
-export default packageBuild({ entry: ['src/index.ts', 'src/kit.ts'] });
+// The root, `kit` (the same names under its older subpath) and `conformance` (the vitest-based suites).
+export default packageBuild({ entry: { index: 'src/index.ts', kit: 'src/kit.ts', conformance: 'src/conformance/index.ts' } });

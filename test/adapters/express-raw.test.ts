@@ -47,7 +47,7 @@ describe.each([
   async function start() {
     const handled: string[] = [];
     // The default maxBodyBytes (1 MiB): a 200 kB delivery is well within it.
-    const receiver = createReceiver({ secret: MATRIX_SECRET });
+    const receiver = createReceiver({ secret: MATRIX_SECRET, logger: false });
     receiver.on('*', ({ deliveryId }) => void handled.push(deliveryId));
     const app = express();
     app.all('/streamed', webhookHandler(receiver));
@@ -104,7 +104,7 @@ describe.each([
   );
 
   it('the configuration error and the README name the recommended line', async () => {
-    const receiver = createReceiver({ secret: MATRIX_SECRET });
+    const receiver = createReceiver({ secret: MATRIX_SECRET, logger: false });
     const app = express();
     app.use(express.json());
     app.all('/webhooks', webhookHandler(receiver));

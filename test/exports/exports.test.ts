@@ -67,8 +67,8 @@ const MYSQL_EXPORTS = ['DEFAULT_TABLE', 'MAX_KEY_BYTES', 'SCHEMA_SQL', 'mysqlSto
 const BULLMQ_EXPORTS = ['bullmqQueue', 'deliveryIdOf', 'jobIdFor'];
 const PG_BOSS_EXPORTS = ['DELIVERY_NAMESPACE', 'jobIdFor', 'pgBossQueue', 'uuidV5'];
 const SQS_EXPORTS = ['sqsHandler', 'sqsQueue'];
-/** @hookline/testing/kit: the builders, signing and the simulator, without the vitest-based conformance suite. */
-const TESTING_KIT_EXPORTS = [
+/** @hookline/testing (and its older subpath `/kit`): builders, signing, the simulator and emulator; no test runner. */
+const TESTING_EXPORTS = [
   'FIXTURE_SECRET',
   'HEADER_NAMES',
   'RAW_FIXTURES',
@@ -87,6 +87,8 @@ const TESTING_KIT_EXPORTS = [
   'formatSummary',
   'memoryQueue',
   'peekEnvelope',
+  'probeTcp',
+  'requireServer',
   'serializeDelivery',
   'sign',
   'startServiceEmulator',
@@ -94,8 +96,8 @@ const TESTING_KIT_EXPORTS = [
   'systemClock',
   'toBytes',
 ];
-/** @hookline/testing: the kit plus what store and queue authors use. */
-const TESTING_EXPORTS = [...TESTING_KIT_EXPORTS, 'describeQueueConformance', 'describeStoreConformance', 'probeTcp', 'requireServer'];
+/** @hookline/testing/conformance: the vitest-based suites every store and queue backend passes. */
+const TESTING_CONFORMANCE_EXPORTS = ['describeQueueConformance', 'describeStoreConformance'];
 
 const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
@@ -123,7 +125,8 @@ const PINNED: Record<string, readonly string[]> = {
   '@hookline/pg-boss': PG_BOSS_EXPORTS,
   '@hookline/sqs': SQS_EXPORTS,
   '@hookline/testing': TESTING_EXPORTS,
-  '@hookline/testing/kit': TESTING_KIT_EXPORTS,
+  '@hookline/testing/kit': TESTING_EXPORTS,
+  '@hookline/testing/conformance': TESTING_CONFORMANCE_EXPORTS,
   '@hookline/client': CLIENT_EXPORTS,
   '@hookline/cli': CLI_EXPORTS,
   '@hookline/otel': OTEL_EXPORTS,

@@ -14,12 +14,15 @@ export const runs = (quick: number, long = 100_000): number => (LONG ? long : qu
 /** Per-test timeout that grows with the long run. */
 export const propertyTimeout = LONG ? 30 * 60_000 : 60_000;
 
-/** A receiver whose catch-all handler records every delivery it ran. */
+/** A receiver whose catch-all handler records every delivery it ran. Bad input is the point: no refusal notes. */
 export function recordingReceiver(options: { maxBodyBytes?: number } = {}) {
   const seen: Delivery<string, unknown>[] = [];
-  const receiver = createReceiver({ secret: SECRET, store: memoryStore(), maxBodyBytes: options.maxBodyBytes }).on('*', (delivery) => {
-    seen.push(delivery);
-  });
+  const receiver = createReceiver({ secret: SECRET, store: memoryStore(), maxBodyBytes: options.maxBodyBytes, logger: false }).on(
+    '*',
+    (delivery) => {
+      seen.push(delivery);
+    },
+  );
   receiver.onError(() => {}); // handler/store errors are asserted through answers, not logs
   return { receiver, seen };
 }

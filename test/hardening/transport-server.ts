@@ -21,7 +21,7 @@ import { listenOnLoopback } from '../support/loopback';
 
 const adapter = process.env.ADAPTER ?? 'node';
 const makeReceiver = (bodyTimeoutMs?: number) => {
-  const receiver = createReceiver({ secret: 'whsec_transport_0123456789', bodyTimeoutMs });
+  const receiver = createReceiver({ secret: 'whsec_transport_0123456789', bodyTimeoutMs, logger: false });
   receiver.on('*', () => {});
   receiver.onError(() => {});
   return receiver;

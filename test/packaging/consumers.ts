@@ -70,7 +70,7 @@ const scenario = `
 export function esmProgram(specifiers: string[]): string {
   return `import { createHmac } from 'node:crypto';
 import * as core from '@hookline/core';
-import * as kit from '@hookline/testing/kit';
+import * as kit from '@hookline/testing';
 const specifiers = ${JSON.stringify(specifiers)};
 const load = (specifier) => import(specifier);
 ${scenario}`;
@@ -81,7 +81,7 @@ export function cjsProgram(specifiers: string[]): string {
   return `'use strict';
 const { createHmac } = require('node:crypto');
 const core = require('@hookline/core');
-const kit = require('@hookline/testing/kit');
+const kit = require('@hookline/testing');
 const specifiers = ${JSON.stringify(specifiers)};
 const load = async (specifier) => require(specifier);
 (async () => {
@@ -99,7 +99,7 @@ ${scenario}
 function typedProgram(importLines: string): string {
   return `import { createHmac } from 'node:crypto';
 import { createReceiver, memoryStore, type ReceiverAnswer } from '@hookline/core';
-import { sign } from '@hookline/testing/kit';
+import { sign } from '@hookline/testing';
 ${importLines}
 
 async function main(): Promise<void> {
@@ -160,7 +160,7 @@ export function node16Program(): string {
 /** The CommonJS side of the node16 project: a .cts file, whose imports compile to require(). */
 export function node16RequireProgram(): string {
   return `import { createReceiver, memoryStore, verifySignature } from '@hookline/core';
-import { sign } from '@hookline/testing/kit';
+import { sign } from '@hookline/testing';
 
 const receiver = createReceiver({ secret: 'whsec_packaging_test', store: memoryStore() });
 const body = new TextEncoder().encode('{}');
@@ -193,7 +193,7 @@ export function nestProgram(): string {
   return `import 'reflect-metadata';
 import { createReceiver, type DeliveryOf, type ServiceEvents } from '@hookline/core';
 import { HooklineModule, OnDelivery } from '@hookline/nestjs';
-import { sign } from '@hookline/testing/kit';
+import { sign } from '@hookline/testing';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 
@@ -241,5 +241,32 @@ for (let attempt = 0; attempt < 2; attempt++) {
 }
 console.log(JSON.stringify({ statuses, bodies, seen: app.get(Seen).messageIds }));
 await app.close();
+`;
+}
+
+/**
+ * A script in a project with no test runner installed: `@hookline/testing` must load (import and
+ * require) and its emulator run, while `/conformance`, which needs vitest, fails to load for want of it.
+ */
+export function withoutTestRunnerProgram(): string {
+  return `import { createRequire } from 'node:module';
+import { createServiceClient } from '@hookline/client';
+import { createDelivery, sign, startServiceEmulator } from '@hookline/testing';
+
+const require = createRequire(import.meta.url);
+const failure = (promise) => promise.then(() => 'loaded', (error) => error.code ?? String(error));
+const emulator = await startServiceEmulator({ timeScale: 0.001 });
+const client = createServiceClient({ apiKey: emulator.apiKey, baseUrl: emulator.url });
+const { data: webhooks } = await client.webhooks.list();
+await emulator.close();
+console.log(
+  JSON.stringify({
+    required: Object.keys(require('@hookline/testing')).length,
+    signed: sign(JSON.stringify(createDelivery('message.delivered')), 'whsec_packaging_test').length,
+    webhooks: webhooks.length,
+    vitest: await failure(import('vitest')),
+    conformance: await failure(import('@hookline/testing/conformance')),
+  }),
+);
 `;
 }

@@ -4,8 +4,9 @@
 //   - ESM (.mjs, import) and CommonJS (.cjs, require), run on the Node running this test;
 //   - TypeScript with moduleResolution node16 (an ESM .ts and a CommonJS .cts, skipLibCheck off) and
 //     with moduleResolution bundler, type-checked with tsc, then run from tsc's output.
-// Core and @hookline/testing/kit are exercised; every other entry point is imported (peers are linked
-// from the workspace's own install, so nothing is fetched for them). Needs `pnpm build` first, which
+// Core and @hookline/testing are exercised; every other entry point is imported (peers are linked
+// from the workspace's own install, so nothing is fetched for them). A fifth project has no test runner:
+// @hookline/testing must load there, as a script outside any test run loads it. Needs `pnpm build` first, which
 // .ci/run does; on a developer's machine without a build it is skipped with the reason printed.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,16 @@ import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listPackages, missingBuildFiles, packAll, ROOT, type PackedPackage } from '../../scripts/pack-packages.mjs';
-import { bundlerProgram, cjsProgram, type ConsumerReport, esmProgram, nestProgram, node16Program, node16RequireProgram } from './consumers';
+import {
+  bundlerProgram,
+  cjsProgram,
+  type ConsumerReport,
+  esmProgram,
+  nestProgram,
+  node16Program,
+  node16RequireProgram,
+  withoutTestRunnerProgram,
+} from './consumers';
 
 const exec = promisify(execFile);
 
@@ -24,7 +34,7 @@ const skipReason =
   unbuilt.length > 0 && !process.env.CI ? `packaging test skipped: ${unbuilt.join(', ')} not built; run \`pnpm build\` first` : undefined;
 if (skipReason) console.warn(skipReason);
 
-/** Every entry point of every package, as a user imports it (`@hookline/testing/kit`…), package.json aside. */
+/** Every entry point of every package, as a user imports it (`@hookline/core/adapter`…), package.json aside. */
 const entryPoints = packages.flatMap((pkg) =>
   Object.keys(pkg.manifest.exports ?? { '.': null })
     .filter((subpath) => subpath !== './package.json' && !subpath.includes('*'))
@@ -36,8 +46,8 @@ const entryPoints = packages.flatMap((pkg) =>
  * this list is removed as soon as it is out of date.
  */
 const NOT_REQUIRABLE: Record<string, string> = {
-  // Its store conformance suite imports vitest, which is ESM-only; CommonJS users take @hookline/testing/kit.
-  '@hookline/testing': 'Vitest cannot be imported in a CommonJS module',
+  // The conformance suites import vitest, which is ESM-only: they run in vitest's own (ESM) test files.
+  '@hookline/testing/conformance': 'Vitest cannot be imported in a CommonJS module',
 };
 
 /** The child processes' environment, without what `npm test` sets for its own scripts (prefix, cache flags…). */
@@ -81,13 +91,17 @@ interface ProjectShape {
   tsconfig?: Record<string, unknown>;
   /** More packages the program imports, linked from the workspace's install like the peers. */
   links?: string[];
+  /** Only these packages' tarballs, and none of their peers linked: what a project that installed just them has. */
+  only?: string[];
 }
 
 /** Creates a project depending on every tarball, installs it with npm, links peers and @types/node. */
 async function createProject(work: string, name: string, packed: PackedPackage[], shape: ProjectShape): Promise<string> {
   const project = join(work, name);
   mkdirSync(project, { recursive: true });
-  const dependencies = Object.fromEntries(packed.map((pkg) => [pkg.name, `file:${pkg.tarball}`]));
+  const { only } = shape;
+  const installed = only === undefined ? packed : packed.filter((pkg) => only.includes(pkg.name));
+  const dependencies = Object.fromEntries(installed.map((pkg) => [pkg.name, `file:${pkg.tarball}`]));
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true, type: shape.type, dependencies }));
   for (const [file, text] of Object.entries(shape.files)) {
     mkdirSync(dirname(join(project, file)), { recursive: true });
@@ -109,7 +123,7 @@ async function createProject(work: string, name: string, packed: PackedPackage[]
     ],
     project,
   );
-  for (const pkg of packed) {
+  for (const pkg of only === undefined ? packed : []) {
     for (const peer of Object.keys(pkg.manifest.peerDependencies ?? {})) {
       const target = workspaceCopy(peer, pkg.dir);
       if (target) link(project, peer, target);
@@ -152,7 +166,7 @@ function expectImports(report: ConsumerReport, specifiers: string[], failing: Re
 
 describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into fresh projects', () => {
   let work = '';
-  const projects: Record<'esm' | 'cjs' | 'node16' | 'bundler' | 'nestjs', Promise<string>> = {} as never;
+  const projects: Record<'esm' | 'cjs' | 'node16' | 'bundler' | 'nestjs' | 'plain', Promise<string>> = {} as never;
 
   beforeAll(async () => {
     if (unbuilt.length > 0) throw new Error(`${unbuilt.join(', ')} not built: run \`pnpm build\` before the tests (.ci/run does)`);
@@ -160,7 +174,7 @@ describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into f
     const tarballs = join(work, 'tarballs');
     mkdirSync(tarballs);
     const packed = await packAll(tarballs, packages);
-    const others = entryPoints.filter((specifier) => specifier !== '@hookline/core' && specifier !== '@hookline/testing/kit');
+    const others = entryPoints.filter((specifier) => specifier !== '@hookline/core' && specifier !== '@hookline/testing');
     projects.esm = createProject(work, 'esm', packed, { type: 'module', files: { 'index.mjs': esmProgram(entryPoints) } });
     projects.cjs = createProject(work, 'cjs', packed, { type: 'commonjs', files: { 'index.cjs': cjsProgram(entryPoints) } });
     projects.node16 = createProject(work, 'node16', packed, {
@@ -197,6 +211,12 @@ describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into f
       },
       links: ['@nestjs/platform-express', 'reflect-metadata', 'rxjs'],
     });
+    // A plain script's project: @hookline/testing and what it and the program need, no vitest anywhere.
+    projects.plain = createProject(work, 'plain', packed, {
+      type: 'module',
+      files: { 'emulate.mjs': withoutTestRunnerProgram() },
+      only: ['@hookline/core', '@hookline/client', '@hookline/testing'],
+    });
     // Installs run concurrently; wait for all so a failure is reported here, once.
     await Promise.all(Object.values(projects));
   });
@@ -215,6 +235,19 @@ describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into f
     const report = lastJsonLine<ConsumerReport>(await run(process.execPath, ['index.cjs'], await projects.cjs));
     expectScenario(report);
     expectImports(report, entryPoints, NOT_REQUIRABLE);
+  });
+
+  it.concurrent('without a test runner installed, @hookline/testing loads (import and require) and its emulator runs', async () => {
+    const project = await projects.plain;
+    // The one-liner of the issue this guards against: the package root pulled in vitest.
+    await run(process.execPath, ['-e', "import('@hookline/testing').then((testing) => testing.sign('{}', 'whsec_x'))"], project);
+    expect(lastJsonLine(await run(process.execPath, ['emulate.mjs'], project))).toEqual({
+      required: expect.any(Number),
+      signed: 64,
+      webhooks: 0,
+      vitest: 'ERR_MODULE_NOT_FOUND',
+      conformance: 'ERR_MODULE_NOT_FOUND',
+    });
   });
 
   it.concurrent('every bin npm linked runs (`--version` prints the package version)', async () => {
@@ -253,7 +286,7 @@ describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into f
       expectScenario(report);
       expectImports(
         report,
-        entryPoints.filter((specifier) => specifier !== '@hookline/core' && specifier !== '@hookline/testing/kit'),
+        entryPoints.filter((specifier) => specifier !== '@hookline/core' && specifier !== '@hookline/testing'),
       );
     },
     TSC_TEST_TIMEOUT_MS,

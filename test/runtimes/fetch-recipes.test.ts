@@ -12,7 +12,7 @@ import { MATRIX_SECRET } from '../adapters/support/test-receiver';
 
 function recordingReceiver() {
   const seen: Delivery<string, { note?: string }>[] = [];
-  const receiver = createReceiver({ secret: MATRIX_SECRET }).on('*', (delivery) => {
+  const receiver = createReceiver({ secret: MATRIX_SECRET, logger: false }).on('*', (delivery) => {
     seen.push(delivery as Delivery<string, { note?: string }>);
   });
   return { receiver, seen };

@@ -3,7 +3,7 @@
 // long-polling workers (receiver.work()). sqs-lambda.test.ts drives the Lambda consumer.
 import { memoryStore } from '@hookline/core';
 import { sqsQueue } from '@hookline/sqs';
-import { describeQueueConformance } from '@hookline/testing';
+import { describeQueueConformance } from '@hookline/testing/conformance';
 import { afterAll, beforeAll } from 'vitest';
 import { type RunningSqsServer, startSqsServer } from '../support/sqs-server/start';
 import { testQueues } from './support/sqs-queues';

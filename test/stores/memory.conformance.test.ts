@@ -1,5 +1,5 @@
 import { memoryStore } from '@hookline/core';
-import { describeStoreConformance } from '@hookline/testing';
+import { describeStoreConformance } from '@hookline/testing/conformance';
 import { describe, expect, it } from 'vitest';
 
 // An injected clock: the expiry tests advance it instead of sleeping.

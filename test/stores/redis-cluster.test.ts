@@ -3,7 +3,7 @@
 // keys are hash-tagged, so each operation touches one slot; these tests run the store conformance
 // suite on the cluster, and check that a manual failover of the master holding keys loses no record.
 import { randomUUID } from 'node:crypto';
-import { describeStoreConformance } from '@hookline/testing';
+import { describeStoreConformance } from '@hookline/testing/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterTools, ioredisCluster, nodeRedisCluster, type OwnCluster, startCluster } from './redis-cluster-support';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { execute } from 'lambda-local';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 
 const exampleDir = fileURLToPath(new URL('../', import.meta.url));
 const SECRET = 'whsec_lambda_local';
@@ -67,6 +67,14 @@ function invoke(event: unknown) {
 
 describe('examples/lambda under lambda-local', () => {
   it('answers a signed Function URL delivery 200, then its repeat as a duplicate', async () => {
+    // The example's own lines, heard rather than printed: its handler's JSON line, and the note a
+    // receiver without a logger writes about a refusal (a GET here).
+    const log = vi.spyOn(console, 'log').mockImplementation(() => {});
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    onTestFinished(() => {
+      log.mockRestore();
+      warn.mockRestore();
+    });
     const deliveryId = `wdl_${randomBytes(12).toString('hex')}`;
     const first = await invoke(functionUrlEvent(deliveryId));
     expect(first.statusCode).toBe(200);
@@ -76,5 +84,7 @@ describe('examples/lambda under lambda-local', () => {
     expect(JSON.parse(again.body)).toEqual({ ok: true, duplicate: true });
     const get = await invoke(functionUrlEvent(deliveryId, 'GET'));
     expect(get.statusCode).toBe(405);
+    expect(log.mock.calls).toEqual([[JSON.stringify({ event: 'message.delivered', deliveryId })]]);
+    expect(warn.mock.calls).toEqual([[expect.stringMatching(/^\[hookline\] refused a request with 405 METHOD_NOT_ALLOWED: /)]]);
   });
 });

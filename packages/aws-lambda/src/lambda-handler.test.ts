@@ -67,7 +67,7 @@ function signed(options: { note?: string; base64?: boolean; bom?: boolean; pad?:
 
 function setUp() {
   const runs: { deliveryId: string; note: unknown }[] = [];
-  const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 4 * 1024 });
+  const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 4 * 1024, logger: false });
   receiver.on('message.delivered', ({ deliveryId, data }) => {
     runs.push({ deliveryId, note: (data as { note?: unknown }).note });
   });

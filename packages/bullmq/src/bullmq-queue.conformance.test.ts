@@ -1,7 +1,8 @@
 // bullmqQueue() against the queue conformance suite of @hookline/testing, on the shared Redis: every
 // queue has a name of its own and is obliterated after its test.
 import { randomUUID } from 'node:crypto';
-import { describeQueueConformance, requireServer } from '@hookline/testing';
+import { requireServer } from '@hookline/testing';
+import { describeQueueConformance } from '@hookline/testing/conformance';
 import { Redis } from 'ioredis';
 import { afterAll, describe } from 'vitest';
 import { type BullmqDeliveryQueue, bullmqQueue } from './bullmq-queue';

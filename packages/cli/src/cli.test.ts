@@ -41,7 +41,8 @@ let server: Server;
 let url: string;
 
 beforeAll(async () => {
-  const receiver = createReceiver({ secret });
+  // The wrong-secret and failing deliveries are on purpose: no refusal notes.
+  const receiver = createReceiver({ secret, logger: false });
   receiver.onError(() => {});
   receiver.on('message.delivered', () => {});
   receiver.on('call.completed', (_delivery, context) => {

@@ -1,4 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
+import { closestName } from './closest-name';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -27,7 +28,7 @@ export function describeParseError(error: unknown, options: Options): string {
   const code = (error as { code?: string }).code;
   const option = /'(-{1,2}[^' =]+)/.exec(message)?.[1] ?? '';
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    const guess = closestOption(option, options);
+    const guess = closestName(option.replace(/^-+/, ''), Object.keys(options), 2);
     return `unknown option ${option}${guess === undefined ? '' : ` (did you mean --${guess}?)`}`;
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
@@ -37,27 +38,4 @@ export function describeParseError(error: unknown, options: Options): string {
     return `${option} needs a value`;
   }
   return message;
-}
-
-function closestOption(given: string, options: Options): string | undefined {
-  const name = given.replace(/^-+/, '');
-  let best: string | undefined;
-  let bestScore = 3;
-  for (const candidate of Object.keys(options)) {
-    const score = distance(name, candidate);
-    if (score < bestScore) [best, bestScore] = [candidate, score];
-  }
-  return best;
-}
-
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }

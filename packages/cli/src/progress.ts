@@ -1,4 +1,5 @@
 import type { DeliveryAttempt } from '@hookline/testing/kit';
+import { attemptLabel } from './attempt-label';
 import type { CliIo } from './io';
 import type { Style } from './style';
 import { plural } from './text-table';
@@ -45,7 +46,7 @@ export function createProgress(io: CliIo, style: Style, total: number, quiet: bo
       if (tty) return draw();
       const code = attempt.responseCode === null ? '' : ` ${attempt.responseCode}`;
       stream.write(
-        `attempt ${attempt.attempt} ${attempt.event} ${attempt.deliveryId} → ${attempt.status}${code} (${attempt.latencyMs.toFixed(1)} ms)\n`,
+        `${attemptLabel(attempt)} ${attempt.event} ${attempt.deliveryId} → ${attempt.status}${code} (${attempt.latencyMs.toFixed(1)} ms)\n`,
       );
     },
     retryScheduled(deliveryId, attempt, delayMs) {

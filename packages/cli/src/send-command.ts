@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { isServiceEventName } from '@hookline/core';
 import { createDelivery, createServiceSimulator, SERVICE_TIMEOUT_MS } from '@hookline/testing/kit';
+import { eventGuess } from './closest-name';
 import type { CommandContext } from './command';
 import { parsePositive, parseUrl, requireSecret, UsageError } from './io';
 
@@ -42,7 +43,9 @@ export async function sendCommand({ values, positionals, io, style }: CommandCon
   }
   if (!isServiceEventName(event) && values.json !== true) {
     io.stderr.write(
-      style.yellow(`note: ${event} is not in the catalogue ("hookline events"); sending it anyway, as the service may add events.\n`),
+      style.yellow(
+        `note: ${event} is not in the catalogue${eventGuess(event)}; sending it anyway, as the service may add events ("hookline events" lists them).\n`,
+      ),
     );
   }
 

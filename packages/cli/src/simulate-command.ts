@@ -7,6 +7,7 @@ import {
   SERVICE_TIMEOUT_MS,
   summarise,
 } from '@hookline/testing/kit';
+import { eventGuess } from './closest-name';
 import type { CommandContext } from './command';
 import { parsePositive, parseUrl, requireSecret, UsageError } from './io';
 import { createProgress } from './progress';
@@ -40,7 +41,9 @@ export async function simulateCommand({ values, positionals, io, style }: Comman
   const json = values.json === true;
   const unknown = events.filter((name) => !isServiceEventName(name));
   if (unknown.length > 0 && !json) {
-    io.stderr.write(style.yellow(`note: not in the catalogue, sent anyway: ${unknown.join(', ')}\n`));
+    io.stderr.write(
+      style.yellow(`note: not in the catalogue, sent anyway: ${unknown.map((name) => `${name}${eventGuess(name)}`).join(', ')}\n`),
+    );
   }
 
   const simulator = createServiceSimulator({ url, secret, timeScale, attemptTimeoutMs: timeoutMs });

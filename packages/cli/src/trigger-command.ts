@@ -1,4 +1,5 @@
 import { isServiceEventName } from '@hookline/core';
+import { eventGuess } from './closest-name';
 import type { CommandContext } from './command';
 import { UsageError } from './io';
 import { parseData } from './send-command';
@@ -22,7 +23,7 @@ export async function triggerCommand({ values, positionals, io, style }: Command
   if (event === undefined) throw new UsageError('name the event to trigger, e.g. hookline trigger message.delivered', 'trigger');
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`, 'trigger');
   if (!isServiceEventName(event))
-    throw new UsageError(`${JSON.stringify(event)} is not a catalogue event ("hookline events" lists them)`, 'trigger');
+    throw new UsageError(`${JSON.stringify(event)} is not a catalogue event${eventGuess(event)} ("hookline events" lists them)`, 'trigger');
   const data = await parseData(values.data as string | undefined, 'trigger');
   const base = requireBaseUrl(values, io, 'trigger').replace(/\/+$/, '');
 

@@ -67,6 +67,27 @@ describe('usage errors', () => {
   });
 });
 
+describe('event names outside the catalogue', () => {
+  it('are sent anyway, with the catalogue event a typo was probably meant to be', async () => {
+    const typo = await runCli(['send', 'message.delivred', '--url', url, '--secret', secret]);
+    expect(typo.code).toBe(0);
+    expect(typo.stderr).toBe(
+      'note: message.delivred is not in the catalogue (did you mean message.delivered?); sending it anyway, as the service may add events ("hookline events" lists them).\n',
+    );
+    const novel = await runCli(['send', 'voicemail.transcribed', '--url', url, '--secret', secret]);
+    expect(novel.stderr).toMatch(/^note: voicemail\.transcribed is not in the catalogue; sending it anyway/);
+
+    const simulated = await runCli(['simulate', '--url', url, '--secret', secret, '--events', 'call.complete', '--count', '1']);
+    expect(simulated.stderr).toContain('note: not in the catalogue, sent anyway: call.complete (did you mean call.completed?)');
+  });
+
+  it('are refused by trigger, naming the likely one', async () => {
+    const result = await runCli(['trigger', 'Message.Delivered']);
+    expect(result).toMatchObject({ code: 2, stdout: '' });
+    expect(result.stderr).toMatch(/^hookline trigger: "Message\.Delivered" is not a catalogue event \(did you mean message\.delivered\?\)/);
+  });
+});
+
 describe('results', () => {
   it('say "1 attempt", not "1 attempts"', async () => {
     const result = await runCli(['simulate', '--url', url, '--secret', secret, '--events', 'message.read', '--count', '1']);

@@ -4,7 +4,7 @@
 // pushed batches rather than fetching jobs, so the suite's work() is mapped onto it: each message's job
 // goes to the processor work() registered in Node (through a service binding), and while none is
 // registered the job waits, without spending a try, for the next one.
-import { describeQueueConformance } from '@hookline/testing';
+import { describeQueueConformance } from '@hookline/testing/conformance';
 import { afterAll } from 'vitest';
 import { startQueueWorkers } from './queue-workerd.test-support';
 

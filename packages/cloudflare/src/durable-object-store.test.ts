@@ -3,7 +3,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IdempotencyStore } from '@hookline/core';
 import { StoreDataError } from '@hookline/core/adapter';
-import { describeStoreConformance } from '@hookline/testing';
+import { describeStoreConformance } from '@hookline/testing/conformance';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -6,7 +6,7 @@
 // Worker's queue() handler calls for each message it gets.
 import type { JobResult, QueueJob, QueueWorker } from '@hookline/core/adapter';
 import type { DeadLetter, DeadLetterRef, DeliveryQueue, QueuedDelivery } from '@hookline/core/adapter';
-import type { QueueSettings, QueueUnderTest } from '@hookline/testing';
+import type { QueueSettings, QueueUnderTest } from '@hookline/testing/conformance';
 import { build } from 'esbuild';
 import { Miniflare, Response as MiniflareResponse } from 'miniflare';
 import { CRASHING_QUEUE, type TestQueueSettings } from './queue-test-queues.test-support';

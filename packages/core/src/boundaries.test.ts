@@ -10,7 +10,7 @@ const NOW = Date.UTC(2026, 10, 23, 12, 0, 0, 0);
 const HOUR = 3_600_000;
 
 describe('the replay window and the future skew, to the millisecond', () => {
-  const receiver = createReceiver({ secret: SECRET, now: () => NOW, maxAgeMs: 40 * HOUR, maxFutureSkewMs: 120_000 });
+  const receiver = createReceiver({ secret: SECRET, now: () => NOW, maxAgeMs: 40 * HOUR, maxFutureSkewMs: 120_000, logger: false });
   receiver.on('message.delivered', () => {});
   const at = (ms: number) => signed(envelope({ timestamp: new Date(ms).toISOString() }));
 
@@ -42,7 +42,7 @@ describe('maxBodyBytes', () => {
   }
 
   it('accepts a body of exactly maxBodyBytes and refuses one byte more with 413', async () => {
-    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 2_048 });
+    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 2_048, logger: false });
     receiver.on('message.delivered', () => {});
     expect((await receiver.handle(ofSize(2_048))).status).toBe(200);
     const over = await receiver.handle(ofSize(2_049));
@@ -51,7 +51,7 @@ describe('maxBodyBytes', () => {
   });
 
   it('streams a body of exactly maxBodyBytes through fetch, with and without Content-Length', async () => {
-    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 2_048 });
+    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 2_048, logger: false });
     receiver.on('message.delivered', () => {});
     for (const declared of [true, false]) {
       for (const [size, status] of [
@@ -336,7 +336,7 @@ describe('parseTimestamp and parseEnvelope, beyond the service form', () => {
   });
 
   it('refuses a body that is a JSON number, string or null as not an object', async () => {
-    const receiver = createReceiver({ secret: SECRET });
+    const receiver = createReceiver({ secret: SECRET, logger: false });
     for (const body of ['5', '"text"', 'null', 'true']) {
       expect(json(await receiver.handle(signed(body))).error?.details, body).toEqual({ field: 'body', issue: 'not_an_object' });
     }

@@ -65,7 +65,7 @@ describe('the receiver without node:crypto (Web Crypto)', () => {
   });
 
   it('refuses a tampered body, a signature by another secret and a malformed signature with 401, running nothing', async () => {
-    const receiver = edge.receiver.createReceiver({ secret: SECRET });
+    const receiver = edge.receiver.createReceiver({ secret: SECRET, logger: false });
     const handler = vi.fn();
     receiver.on('*', handler);
     const input = signed(envelope());
@@ -82,6 +82,7 @@ describe('the receiver without node:crypto (Web Crypto)', () => {
 
   it('verifies per-tenant secrets from a resolver, keeping the matched index', async () => {
     const receiver = edge.receiver.createReceiver({
+      logger: false,
       secret: async ({ header }) => (header('x-tenant') === 'acme' ? { tenant: 'acme', secret: ['whsec_a0', SECRET] } : undefined),
     });
     const indexes: number[] = [];

@@ -160,13 +160,14 @@ describe('tenants', () => {
 
   it('answers 401 for a resolver that returns null, "" or [] (unknown tenant), and 503 secret_resolver_failed when it throws', async () => {
     for (const value of [null, undefined, '', []]) {
-      const receiver = createReceiver({ secret: () => value as never });
+      const receiver = createReceiver({ secret: () => value as never, logger: false });
       receiver.on('*', () => {});
       const answer = await receiver.handle(signed(envelope()));
       expect(answer.status).toBe(401);
       expect(json(answer).error?.details).toEqual({ field: 'x-service-signature', issue: 'no_secret' });
     }
     const throwing = createReceiver({
+      logger: false,
       secret: () => {
         throw new Error('vault down');
       },
@@ -184,7 +185,7 @@ describe('replay window and retention', () => {
   it('remembers a delivery timestamped in the future for as long as it stays fresh: a replay at +72 h 01 min is a duplicate', async () => {
     let now = Date.parse('2026-01-01T00:00:00.000Z');
     const clock = () => now;
-    const receiver = createReceiver({ secret: SECRET, store: memoryStore({ now: clock }), now: clock });
+    const receiver = createReceiver({ secret: SECRET, store: memoryStore({ now: clock }), now: clock, logger: false });
     const handler = vi.fn();
     receiver.on('*', handler);
     const input = signed(envelope({ timestamp: new Date(now + 5 * 60_000).toISOString() })); // at the skew's edge
@@ -206,7 +207,7 @@ describe('deliveryId', () => {
   ];
   for (const [name, id, issue] of cases) {
     it(`refuses ${name} with 400 naming the field and issue`, async () => {
-      const receiver = createReceiver({ secret: SECRET });
+      const receiver = createReceiver({ secret: SECRET, logger: false });
       receiver.on('*', () => {});
       const answer = await receiver.handle(signed(envelope({ deliveryId: id }), { headers: { 'x-service-delivery-id': undefined } }));
       expect(answer.status).toBe(400);

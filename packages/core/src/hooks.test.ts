@@ -96,7 +96,12 @@ describe('hook payloads', () => {
 
   it('rejected carries the status, the code, the message and the details of each refusal', async () => {
     const rejected: unknown[] = [];
-    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 4_096, hooks: { rejected: (info) => rejected.push(info) } });
+    const receiver = createReceiver({
+      secret: SECRET,
+      maxBodyBytes: 4_096,
+      hooks: { rejected: (info) => rejected.push(info) },
+      logger: false,
+    });
     receiver.on('*', () => {});
     await receiver.handle({ ...signed(envelope()), headers: {} });
     await receiver.handle(signed(envelope(), { secret: 'whsec_other' }));
@@ -255,7 +260,7 @@ describe('error reports without a delivery', () => {
   });
 
   it('are not made for deliveries every hook list is empty for', async () => {
-    const receiver = createReceiver({ secret: SECRET });
+    const receiver = createReceiver({ secret: SECRET, logger: false });
     const reports: unknown[] = [];
     receiver.onError((error) => reports.push(error));
     receiver.on('message.delivered', () => {});

@@ -48,13 +48,13 @@ const SWEEP_INTERVAL_MS = 60_000;
 const COMPLETED: ClaimResult = Object.freeze({ state: 'completed' });
 const FIRST_CLAIM: ClaimResult = Object.freeze({ state: 'acquired', attempt: 1 });
 // Completions are kept as small integers (seconds since the store was made) so a million of them
-// fit in about 100 bytes each: a Map entry of a string key and a V8 small integer.
+// fit in 85 bytes each (bench/src/stores/memory-bytes.ts): a Map entry of a string key and a V8 small integer.
 const MAX_SECONDS = 2 ** 30;
 
 /**
  * Flattens a key before it is retained. A key built with `+` or a template (a per-handler completion,
  * any caller's own) is kept by V8 as a cons string (a 32-byte node pointing at both halves): a million
- * retained completions then cost 109 bytes each instead of 86 (bench/src/stores/memory-bytes.ts). The
+ * retained completions then cost about 109 bytes each instead of 85 (bench/src/stores/memory-bytes.ts). The
  * receiver's delivery keys arrive flat already (attempt.ts). Converting a string to a number makes V8
  * flatten it in place, and the garbage collector then drops the node; ~40 ns, where a copy through
  * TextEncoder/TextDecoder cost ~600 ns on the hot path. Other engines just see a NaN. The sink keeps

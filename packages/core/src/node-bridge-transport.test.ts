@@ -22,7 +22,8 @@ async function serve(
   receiverOptions: { maxBodyBytes?: number; bodyTimeoutMs?: number },
   options: NodeHandlerOptions = {},
 ): Promise<number> {
-  const receiver = createReceiver({ secret: SECRET, ...receiverOptions });
+  // Every test here is about a refusal: no notes on the console.
+  const receiver = createReceiver({ secret: SECRET, ...receiverOptions, logger: false });
   receiver.on('*', () => {});
   const server = http.createServer(createNodeHandler(receiver, options));
   servers.push(server);
@@ -129,7 +130,7 @@ describe('the lingering close', () => {
   });
 
   it('stops at linger.idleMs: a client that goes silent is let go', async () => {
-    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 1024 });
+    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 1024, logger: false });
     const server = http.createServer(createNodeHandler(receiver, { linger: { idleMs: 200, maxMs: 60_000 } }));
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -87,7 +87,7 @@ describe('createNodeHandler', () => {
   });
 
   it('answers 404 off its path, 405 to GET', async () => {
-    const base = await serve(createNodeHandler(createReceiver({ secret: SECRET }), { path: '/webhooks' }));
+    const base = await serve(createNodeHandler(createReceiver({ secret: SECRET, logger: false }), { path: '/webhooks' }));
     expect((await post(`${base}/other`, signed(envelope()))).status).toBe(404);
     const get = await fetch(`${base}/webhooks`);
     expect(get.status).toBe(405);
@@ -131,7 +131,7 @@ describe('createNodeHandler', () => {
   });
 
   it('answers 413 to a declared Content-Length over the limit without reading the body', async () => {
-    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 1024 });
+    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 1024, logger: false });
     const base = await serve(createNodeHandler(receiver));
     const { port } = new URL(base);
     const reply = await new Promise<string>((resolve) => {
@@ -148,7 +148,7 @@ describe('createNodeHandler', () => {
   });
 
   it('answers 413 to a chunked body with no Content-Length once it passes the limit', async () => {
-    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 1024 });
+    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 1024, logger: false });
     const base = await serve(createNodeHandler(receiver));
     let sent = 0;
     const body = new ReadableStream<Uint8Array>({
@@ -188,7 +188,7 @@ describe('createNodeHandler', () => {
   });
 
   it('answers 500 CONFIGURATION_ERROR at once when a JSON parser already consumed the body', async () => {
-    const receiver = createReceiver({ secret: SECRET });
+    const receiver = createReceiver({ secret: SECRET, logger: false });
     const node = createNodeHandler(receiver);
     const base = await serve((req, res) => {
       // what express.json() does: read the stream, set req.body and req._body

@@ -66,9 +66,13 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
   /**
    * A pino-style logger (`info/warn/error(fields, message)`): one structured line per refusal, handler
    * failure and lease loss. With neither a logger nor an `onError` listener, errors go to `console.error`.
-   * @default undefined
+   * Without a logger, the refusals that point at a set-up mistake (401, 400, 413, 408, 405, 404, 500
+   * CONFIGURATION_ERROR) go to `console.warn`: the first of each reason with its likely cause, then a
+   * count of the repeats at most once a minute. `false` writes no refusal at all (errors still go to
+   * `onError` or `console.error`).
+   * @default undefined (refusals noted on `console.warn`, errors on `console.error`)
    */
-  logger?: ReceiverLogger;
+  logger?: ReceiverLogger | false;
   /**
    * Where deliveries are remembered across retries. Use `@hookline/redis` or `@hookline/postgres` when
    * more than one process receives.
@@ -159,6 +163,8 @@ export interface ResolvedOptions {
   secretError: HooklineError | undefined;
   queue: DeliveryQueue | undefined;
   logger: ReceiverLogger | undefined;
+  /** No `logger` was given (not even `false`): set-up refusals are noted on `console.warn`. */
+  noteRefusals: boolean;
   completion: 'delivery' | 'handler';
   resolveSecret: SecretResolver | undefined;
   store: IdempotencyStore;
@@ -243,16 +249,17 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
       'createReceiver: queue must be a DeliveryQueue (bullmqQueue(…) from @hookline/bullmq, pgBossQueue(…) from @hookline/pg-boss).',
     );
   }
-  if (logger !== undefined && (typeof logger?.warn !== 'function' || typeof logger?.error !== 'function')) {
+  if (logger !== undefined && logger !== false && (typeof logger?.warn !== 'function' || typeof logger?.error !== 'function')) {
     throw configError(
-      'createReceiver: logger must have info, warn and error methods taking (fields, message), as pino and most loggers do.',
+      'createReceiver: logger must have info, warn and error methods taking (fields, message), as pino and most loggers do, or be false to write no refusals.',
     );
   }
   return {
     secrets,
     secretError,
     queue,
-    logger,
+    logger: logger === false ? undefined : logger,
+    noteRefusals: logger === undefined,
     completion: completionMode(options.completion),
     resolveSecret,
     store: options.store ?? memoryStore(),

@@ -56,7 +56,7 @@ describe('the hookline:delivery tracing channel', () => {
   it('carries the event, deliveryId, attempt, refusal code and reason, and the store timings', async () => {
     const traces: DeliveryTrace[] = [];
     traceEvents((trace) => traces.push(trace));
-    const receiver = createReceiver({ secret: SECRET }).on('*', () => {});
+    const receiver = createReceiver({ secret: SECRET, logger: false }).on('*', () => {});
     const body = envelope();
     await receiver.handle(signed(body));
     await receiver.handle(signed(body, { secret: 'whsec_other' }));

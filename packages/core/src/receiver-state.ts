@@ -3,6 +3,7 @@ import { HandlerRegistry } from './dispatch';
 import type { EventMap } from './events';
 import type { ErrorInfo, ErrorListener, ReceiverHooks } from './hooks';
 import type { ResolvedOptions } from './options';
+import { createRefusalNotes, type RefusalNotes } from './refusal-notes';
 
 /** A pino-style logger: one structured line per refusal, handler failure and lease loss. */
 export interface ReceiverLogger {
@@ -29,6 +30,10 @@ export interface ReceiverState {
   tokenCount: number;
   /** How often a running delivery's lease is renewed: a third of the lease, so two beats may fail before it lapses. */
   readonly heartbeatMs: number;
+  /** Without a `logger`: the set-up refusals written to `console.warn` (refusal-notes.ts). */
+  readonly refusalNotes: RefusalNotes | undefined;
+  /** Errors `reportError` handed on: a refusal that is one of them needs no note of its own. */
+  readonly reported: WeakSet<object>;
 }
 
 export function createState(config: ResolvedOptions): ReceiverState {
@@ -40,6 +45,8 @@ export function createState(config: ResolvedOptions): ReceiverState {
     tokenPrefix: `${crypto.randomUUID()}:`,
     tokenCount: 0,
     heartbeatMs: Math.max(1, Math.floor(config.leaseMs / 3)),
+    refusalNotes: config.noteRefusals ? createRefusalNotes() : undefined,
+    reported: new WeakSet(),
   };
 }
 
@@ -77,6 +84,7 @@ function describe(info: ErrorInfo): string {
  */
 export function reportError(state: ReceiverState, error: unknown, info: ErrorInfo): void {
   const { logger } = state.config;
+  if (typeof error === 'object' && error !== null) state.reported.add(error);
   if (logger !== undefined) {
     logger.error(
       { err: error, phase: info.phase, event: info.delivery?.event, deliveryId: info.delivery?.deliveryId },

@@ -87,7 +87,7 @@ describe('answers 200', () => {
 });
 
 describe('answers 400 VALIDATION_ERROR', () => {
-  const receiver = createReceiver({ secret: SECRET }).onError(quiet);
+  const receiver = createReceiver({ secret: SECRET, logger: false }).onError(quiet);
   receiver.on('*', () => {});
 
   const cases: [string, Record<string, unknown> | string, string, string][] = [
@@ -147,7 +147,7 @@ describe('answers 400 VALIDATION_ERROR', () => {
 
   it('refuses a timestamp older than maxAgeMs and one too far in the future', async () => {
     const now = Date.parse('2026-11-22T12:00:00.000Z');
-    const strict = createReceiver({ secret: SECRET, now: () => now, retentionMs: 40 * 3_600_000, maxAgeMs: 36 * 3_600_000 });
+    const strict = createReceiver({ secret: SECRET, now: () => now, retentionMs: 40 * 3_600_000, maxAgeMs: 36 * 3_600_000, logger: false });
     strict.on('*', () => {});
     const old = await strict.handle(signed(envelope({ timestamp: new Date(now - 36 * 3_600_000 - 1).toISOString() })));
     expect(old.status).toBe(400);
@@ -167,7 +167,7 @@ describe('answers 400 VALIDATION_ERROR', () => {
 
 describe('answers 401 INVALID_SIGNATURE and runs nothing', () => {
   const handler = vi.fn();
-  const receiver = createReceiver({ secret: SECRET });
+  const receiver = createReceiver({ secret: SECRET, logger: false });
   receiver.on('*', handler);
 
   it.each([
@@ -213,7 +213,10 @@ describe('secrets', () => {
 
   it('resolves a per-tenant secret from the request, and answers 401 for an unknown tenant', async () => {
     const secrets: Record<string, string> = { acme: 'whsec_acme', globex: 'whsec_globex' };
-    const receiver = createReceiver({ secret: async ({ header, url }) => secrets[header('x-tenant') ?? url?.split('/').pop() ?? ''] });
+    const receiver = createReceiver({
+      secret: async ({ header, url }) => secrets[header('x-tenant') ?? url?.split('/').pop() ?? ''],
+      logger: false,
+    });
     receiver.on('*', () => {});
     const acme = await receiver.handle(signed(envelope(), { secret: 'whsec_acme', headers: { 'x-tenant': 'acme' } }));
     expect(acme.status).toBe(200);
@@ -246,7 +249,7 @@ describe('answers 409 CONFLICT for an in-flight duplicate', () => {
 
 describe('answers 413 PAYLOAD_TOO_LARGE', () => {
   it('for a body over maxBodyBytes, before verifying it', async () => {
-    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 100 });
+    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 100, logger: false });
     const answer = await receiver.handle(signed(envelope({ data: { text: 'x'.repeat(200) } })));
     expect(answer.status).toBe(413);
     expect(json(answer).error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { limit: 100 } });
@@ -435,7 +438,7 @@ describe('hooks', () => {
   it('fire for each outcome, and a throwing hook changes no answer', async () => {
     const calls: string[] = [];
     const errors: unknown[] = [];
-    const receiver = createReceiver({ secret: SECRET }).onError((error, info) => errors.push([info.phase, error]));
+    const receiver = createReceiver({ secret: SECRET, logger: false }).onError((error, info) => errors.push([info.phase, error]));
     for (const name of ['received', 'duplicate', 'handled', 'failed', 'unhandled', 'rejected'] as const) {
       receiver.hook(name, (() => calls.push(name)) as never);
     }
@@ -484,14 +487,14 @@ describe('fetch', () => {
   });
 
   it('answers 405 with Allow: POST to other methods', async () => {
-    const response = await createReceiver({ secret: SECRET }).fetch(new Request(url));
+    const response = await createReceiver({ secret: SECRET, logger: false }).fetch(new Request(url));
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST');
     expect((await response.json()).error.code).toBe('METHOD_NOT_ALLOWED');
   });
 
   it('answers 413 to a streamed body over the limit without a Content-Length', async () => {
-    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 1024 });
+    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 1024, logger: false });
     let pulled = 0;
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
@@ -506,13 +509,13 @@ describe('fetch', () => {
   });
 
   it('answers 413 at once to a declared Content-Length over the limit', async () => {
-    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 10 });
+    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: 10, logger: false });
     const response = await receiver.fetch(new Request(url, { method: 'POST', body: 'x'.repeat(11) }));
     expect(response.status).toBe(413);
   });
 
   it('answers 500 CONFIGURATION_ERROR when the body was already read', async () => {
-    const receiver = createReceiver({ secret: SECRET });
+    const receiver = createReceiver({ secret: SECRET, logger: false });
     const request = new Request(url, { method: 'POST', body: '{}' });
     await request.text();
     const response = await receiver.fetch(request);

@@ -96,7 +96,7 @@ describe('answers from the receiver', () => {
   });
 
   it('an x-service-delivery-id header that disagrees with the body is named in the message', async () => {
-    const receiver = createReceiver({ secret: SECRET });
+    const receiver = createReceiver({ secret: SECRET, logger: false });
     const answer = await receiver.handle(signed(envelope(), { headers: { 'x-service-delivery-id': 'wdl_other' } }));
     expect(json(answer).error).toEqual({
       code: 'VALIDATION_ERROR',
@@ -134,7 +134,7 @@ describe('per-tenant resolvers', () => {
 
   it('refuses an empty tenant id, or one that is not a string, with 500 CONFIGURATION_ERROR naming the fix', async () => {
     for (const tenant of ['', 42]) {
-      const receiver = createReceiver({ secret: () => ({ tenant: tenant as string, secret: SECRET }) });
+      const receiver = createReceiver({ secret: () => ({ tenant: tenant as string, secret: SECRET }), logger: false });
       receiver.on('*', () => {});
       const answer = await receiver.handle(signed(envelope()));
       expect(answer.status).toBe(500);
@@ -146,7 +146,7 @@ describe('per-tenant resolvers', () => {
   });
 
   it('refuses a list holding an empty secret with 500, naming the resolver', async () => {
-    const receiver = createReceiver({ secret: () => ['', SECRET] });
+    const receiver = createReceiver({ secret: () => ['', SECRET], logger: false });
     const answer = await receiver.handle(signed(envelope()));
     expect(answer.status).toBe(500);
     expect(json(answer).error?.message).toMatch(/^secret resolver: the signing secret is empty or missing/);
@@ -196,7 +196,7 @@ describe('stores that answer outside the contract', () => {
       expect((await receiver.handle(signed(body))).status).toBe(503);
       expect(reports).toEqual([
         [
-          `hookline: the store's claim answered ${shown}; a store must answer { state: 'acquired' | 'in_progress' | 'completed' } (see the store conformance suite in @hookline/testing)`,
+          `hookline: the store's claim answered ${shown}; a store must answer { state: 'acquired' | 'in_progress' | 'completed' } (see the store conformance suite, @hookline/testing/conformance)`,
           { phase: 'store', delivery: body },
         ],
       ]);
@@ -353,7 +353,7 @@ describe('parseEnvelope: deliveryId characters at the edges of each refused rang
   });
 
   it('gives each refusal its message', async () => {
-    const receiver = createReceiver({ secret: SECRET });
+    const receiver = createReceiver({ secret: SECRET, logger: false });
     const messageOf = async (body: string | Record<string, unknown>) => json(await receiver.handle(signed(body))).error?.message;
     expect(await messageOf(Buffer.from([0xff, 0xfe]).toString('latin1'))).toBe('The body is not valid JSON.');
     expect(json(await receiver.handle(signed(Buffer.from([0x7b, 0xff, 0x7d])))).error?.message).toBe('The body is not valid UTF-8.');

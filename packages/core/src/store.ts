@@ -15,8 +15,8 @@ export type ClaimResult =
  * Where the receiver remembers deliveries (docs/ARCHITECTURE.md, "The store contract"). Implementations must make
  * `claim` atomic, measure expiry on their own clock, and throw (or reject) on backend errors, never
  * turning one into a state. A store may answer synchronously (the memory store does, which keeps the
- * receiver's hot path free of promise turns); callers must accept both. `@hookline/testing` exports the
- * conformance suite every store must pass.
+ * receiver's hot path free of promise turns); callers must accept both. `@hookline/testing/conformance`
+ * exports the conformance suite every store must pass.
  */
 export interface IdempotencyStore {
   /**

@@ -40,7 +40,7 @@ describe('hookline:delivery', () => {
 
   it('publishes no error event for a handled or a refused delivery, and no `permanent`', async () => {
     const traces = watchDeliveryTraces();
-    const receiver = createReceiver({ secret: SECRET }).on('*', () => {});
+    const receiver = createReceiver({ secret: SECRET, logger: false }).on('*', () => {});
     await receiver.handle(signed(envelope()));
     await receiver.handle(signed(envelope(), { secret: 'whsec_other' }));
     expect(traces.seen.map(([name]) => name)).not.toContain('error');

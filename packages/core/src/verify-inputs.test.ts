@@ -33,7 +33,7 @@ describe('matchSignature', () => {
 
 describe('the receiver', () => {
   it('calls a signature of the wrong shape malformed, and a well-shaped one that does not match a mismatch', async () => {
-    const receiver = createReceiver({ secret: SECRET });
+    const receiver = createReceiver({ secret: SECRET, logger: false });
     const issueOf = async (signature: string) =>
       json(await receiver.handle(signed(envelope(), { headers: { 'x-service-signature': signature } }))).error?.details?.issue;
     const hex = hmacHex('other bytes');

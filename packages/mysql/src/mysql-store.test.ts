@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { StoreDataError } from '@hookline/core/adapter';
-import { describeStoreConformance, requireServer } from '@hookline/testing';
+import { requireServer } from '@hookline/testing';
+import { describeStoreConformance } from '@hookline/testing/conformance';
 import mysql from 'mysql2/promise';
 import type { IdempotencyStore } from '@hookline/core';
 import { afterAll, describe, expect, it } from 'vitest';

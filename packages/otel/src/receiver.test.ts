@@ -118,7 +118,7 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
   beforeAll(async () => {
     telemetry = setUpTelemetry();
     const tracer = telemetry.tracerProvider.getTracer('test-handler');
-    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: MAX_BODY })
+    const receiver = createReceiver({ secret: SECRET, maxBodyBytes: MAX_BODY, logger: false })
       .on('message.delivered', async (d) => {
         handlerParents.set(d.deliveryId, trace.getActiveSpan()?.spanContext().spanId);
         await new Promise((resolve) => setImmediate(resolve));

@@ -1,7 +1,8 @@
 // pgBossQueue() against the queue conformance suite of @hookline/testing, on the shared PostgreSQL: this
 // file's own pg-boss schema, dropped afterwards, and a queue of its own per test.
 import { randomUUID } from 'node:crypto';
-import { describeQueueConformance, requireServer } from '@hookline/testing';
+import { requireServer } from '@hookline/testing';
+import { describeQueueConformance } from '@hookline/testing/conformance';
 import pg from 'pg';
 import type PgBoss from 'pg-boss';
 import { afterAll, beforeAll, describe } from 'vitest';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { StoreDataError } from '@hookline/core/adapter';
-import { describeStoreConformance, requireServer } from '@hookline/testing';
+import { requireServer } from '@hookline/testing';
+import { describeStoreConformance } from '@hookline/testing/conformance';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

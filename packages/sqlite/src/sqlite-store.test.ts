@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StoreDataError } from '@hookline/core/adapter';
-import { describeStoreConformance } from '@hookline/testing';
+import { describeStoreConformance } from '@hookline/testing/conformance';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadNodeSqlite, type SqliteDatabaseLike } from './database';
 import { SCHEMA_SQL, schemaSql } from './schema';

@@ -87,7 +87,7 @@ describe('createSignedRequest', () => {
   });
 
   it('sends raw fixtures byte for byte (a stale 400 after verifying, never a 401)', async () => {
-    const fixtureReceiver = createReceiver({ secret: FIXTURE_SECRET });
+    const fixtureReceiver = createReceiver({ secret: FIXTURE_SECRET, logger: false });
     fixtureReceiver.onError(() => {});
     for (const fixture of RAW_FIXTURES) {
       const response = await fixtureReceiver.fetch(createSignedRequest('http://localhost/webhooks', fixture.body, FIXTURE_SECRET));

@@ -38,6 +38,8 @@ export function createTestReceiver(record: (run: Run) => void, options: { bodyTi
     secret: MATRIX_SECRET,
     maxBodyBytes: MATRIX_MAX_BODY,
     bodyTimeoutMs: options.bodyTimeoutMs,
+    // Most scenarios are refusals on purpose: no notes of them on the console.
+    logger: false,
   });
   receiver.onError(() => {}); // the failOnce scenario throws on purpose
   receiver.on('message.delivered', async ({ event, deliveryId, data }) => {

@@ -32,7 +32,7 @@ function checkClaim(result: ClaimResult): ClaimResult {
   const state = (result as { state?: unknown } | null)?.state;
   if (state === 'acquired' || state === 'in_progress' || state === 'completed') return result;
   throw new Error(
-    `hookline: the store's claim answered ${describe(result)}; a store must answer { state: 'acquired' | 'in_progress' | 'completed' } (see the store conformance suite in @hookline/testing)`,
+    `hookline: the store's claim answered ${describe(result)}; a store must answer { state: 'acquired' | 'in_progress' | 'completed' } (see the store conformance suite, @hookline/testing/conformance)`,
   );
 }
 

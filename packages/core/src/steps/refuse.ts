@@ -1,6 +1,7 @@
 /**
  * Turns a refusal (a HooklineError, or any error: a 500) into the answer, and tells whoever listens:
- * the `rejected` hook, the logger's warn line, the delivery's trace. Every refusal the receiver and the
+ * the `rejected` hook, the logger's warn line (or, without a logger, the refusal notes on
+ * `console.warn`), the delivery's trace. Every refusal the receiver and the
  * adapters give goes through here (adapters through `receiver.answerError`).
  */
 import { errorAnswer, type ReceiverAnswer } from '../answers';
@@ -23,7 +24,12 @@ export function answerRefusal(
     emit(state, 'rejected', { status: answer.status, code: error.code, message: error.message, details: error.details });
   }
   const { logger } = state.config;
-  if (logger !== undefined) {
+  if (state.refusalNotes !== undefined && !state.reported.has(error)) {
+    state.refusalNotes.hear(error, answer.status, {
+      event: attempt?.delivery.event ?? trace?.event,
+      deliveryId: attempt?.delivery.deliveryId ?? trace?.deliveryId,
+    });
+  } else if (logger !== undefined) {
     logger.warn(
       {
         status: answer.status,

@@ -77,7 +77,8 @@ const deliveryIdIn = (payload: unknown): string => (payload as QueuedDelivery).d
  * what `deadLetters()` listed; the trace context survives the trip.
  *
  * @example
- * import { describeQueueConformance, memoryQueue } from '@hookline/testing';
+ * import { memoryQueue } from '@hookline/testing';
+ * import { describeQueueConformance } from '@hookline/testing/conformance';
  *
  * describeQueueConformance('memoryQueue', ({ attempts, retryDelayMs }) => {
  *   const queue = memoryQueue({ attempts, backoff: { type: 'fixed', delayMs: retryDelayMs } });

@@ -94,7 +94,7 @@ const BEYOND_INT32_MS = 2 ** 31 + 12_345;
  *
  * @example
  * import { memoryStore } from '@hookline/core';
- * import { describeStoreConformance } from '@hookline/testing';
+ * import { describeStoreConformance } from '@hookline/testing/conformance';
  *
  * describeStoreConformance('memoryStore', () => {
  *   let now = Date.now();
