@@ -16,8 +16,7 @@ import type { Handover, TryResult } from './job-ledger';
 import type { StoreFaultKind } from './ledger';
 import { overTheNetwork } from './network';
 import { countFault, countQueue } from './stats';
-
-const NEVER = new Promise<never>(() => {});
+import { never } from './never';
 
 /** A failed try's error: its message, and the reason a refusal carries (`resource_busy`, `in_progress`). */
 function describeError(error: unknown): string {
@@ -39,7 +38,7 @@ export class FaultQueue implements DeliveryQueue {
 
   enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
     const { host } = this;
-    if (host.crashed) return NEVER;
+    if (host.crashed) return never();
     if (host.paused) return new Promise((resolve, reject) => host.gate(() => this.enqueue(job).then(resolve, reject)));
     const id = job.delivery.deliveryId;
     // The queue answers with a promise of its own: it travels back as the answer, flattened here.

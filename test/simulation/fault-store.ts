@@ -13,6 +13,7 @@ import { type KeyInfo, parseKey } from './keys';
 import type { StoreFaultKind } from './ledger';
 import { overTheNetwork } from './network';
 import { countFault } from './stats';
+import { never } from './never';
 
 /** The shared store every receiver's wrapper calls: the memory store, or a mutant of it. */
 export interface SharedStore {
@@ -25,8 +26,6 @@ export interface SharedStore {
 }
 
 type Operation = keyof SharedStore;
-
-const NEVER = new Promise<never>(() => {});
 
 export class FaultStore implements IdempotencyStore {
   constructor(
@@ -56,7 +55,7 @@ export class FaultStore implements IdempotencyStore {
 
   private call<T>(operation: Operation, key: string, perform: () => T): T | Promise<T> {
     const { host } = this;
-    if (host.crashed) return NEVER;
+    if (host.crashed) return never();
     if (host.paused) {
       // A paused process sends nothing: the call goes out when it resumes.
       return new Promise<T>((resolve, reject) =>
@@ -75,7 +74,7 @@ export class FaultStore implements IdempotencyStore {
       if (crashAfter) {
         this.fault(operation, key, info, 'crash', true);
         this.context.crash(host, `right after its ${operation} of ${short(key)} landed`);
-        return NEVER;
+        return never();
       }
       return value;
     }
