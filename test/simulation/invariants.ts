@@ -237,6 +237,9 @@ export class Invariants {
   /**
    * The newest version of `resource` answered 2xx whose `handler` succeeded (or was skipped as stale),
    * leaving out a delivery whose last run of the handler threw PermanentFailure: it gave its change up.
+   * In answer-fast mode a 2xx says only that the job was queued: a delivery counts once its job is done,
+   * or once the handler's completion was recorded. A job dead-lettered before then gave its change up
+   * too (a write of its that was never acknowledged may have been overwritten, and no retry comes).
    */
   private newestHandled(handler: string, resource: string): number | undefined {
     let newest: number | undefined;
@@ -244,6 +247,7 @@ export class Invariants {
       const key = handlerOf(delivery.id, handler);
       if (delivery.resource !== resource || !this.ledger.answered2xx.has(delivery.id)) continue;
       if (!this.ledger.succeeded.has(key) && !this.ledger.staleSkipped.has(key)) continue;
+      if (this.queue !== undefined && !this.queue.jobDone(delivery.id) && !this.ledger.acknowledged.has(key)) continue;
       const runs = (this.ledger.runsByDelivery.get(delivery.id) ?? []).filter(
         (run) => run.handler.name === handler && run.result !== undefined,
       );

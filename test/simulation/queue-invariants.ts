@@ -132,6 +132,11 @@ export class QueueInvariants {
     return runs.some((run) => run.host === handover.host && run.start >= handover.at && run.result === 'permanent');
   }
 
+  /** Whether the delivery's job ended done (its handlers succeeded), as last observed. */
+  jobDone(deliveryId: string): boolean {
+    return this.jobs.jobs.get(deliveryId)?.last?.state === 'completed';
+  }
+
   /** At the end: every delivery answered 2xx was handled, or dead-lettered after that answer's request. */
   end(): void {
     for (const [deliveryId, arrivedAt] of this.answeredFrom) {
