@@ -61,16 +61,9 @@ export class FaultQueue implements DeliveryQueue {
     const result = this.shared.enqueue(job);
     jobs.observe();
     const after = jobs.jobs.get(id)?.last?.state;
-    const what =
-      before === undefined
-        ? 'added'
-        : before === 'dead' && after !== 'dead'
-          ? 'revived (a fresh set of tries)'
-          : `already held (${before})`;
-    countQueue(
-      stats,
-      before === undefined ? 'enqueue-added' : before === 'dead' && after !== 'dead' ? 'enqueue-revived' : 'enqueue-duplicate',
-    );
+    const outcome = before === undefined ? 'added' : before === 'dead' && after !== 'dead' ? 'revived' : 'duplicate';
+    countQueue(stats, `enqueue-${outcome}`);
+    const what = outcome === 'revived' ? 'revived (a fresh set of tries)' : outcome === 'duplicate' ? `already held (${before})` : outcome;
     trace.add(this.host.id, `queue enqueue ${id} → ${what}`);
     return result;
   }
