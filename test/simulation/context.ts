@@ -1,4 +1,5 @@
 import type { Invariants } from './invariants';
+import type { JobLedger } from './job-ledger';
 import type { Host, Ledger } from './ledger';
 import type { Prng } from './prng';
 import type { PlannedDelivery, Scenario } from './scenario';
@@ -17,6 +18,8 @@ export interface SimContext {
   /** Draws made as the run goes (faults, latencies, durations): the seed's second stream. */
   readonly random: Prng;
   readonly ledger: Ledger;
+  /** Answer-fast mode: what the queue did with each job (empty in the synchronous modes). */
+  readonly jobs: JobLedger;
   readonly invariants: Invariants;
   readonly stats: SimStats;
   readonly trace: Trace;

@@ -1,14 +1,7 @@
 /**
  * One receiver's view of the shared store, with faults. Each call either answers at once (as the
- * memory store does) or travels: it lands in the shared store a few milliseconds later and its answer
- * comes back a few milliseconds after that. Faults, drawn per call:
- *
- * - `fail`: the call never lands; the receiver gets an error;
- * - `lost`: the call lands, the answer is lost; the receiver gets an error;
- * - `slow`: the answer comes after storeTimeoutMs (the receiver has given up); the call lands early, or
- *   only then;
- * - `hang`: no answer ever; the call lands, lands much later, or never;
- * - `crash`: the call lands and the receiver crashes before it sees the answer (a crash between two writes).
+ * memory store does), where it may fail or crash its caller right after it landed, or travels over
+ * the network with the faults of network.ts (fail, lost answer, slow, hang, crash after it landed).
  *
  * A crashed receiver's calls never reach the store; a paused one's wait until it resumes, and answers
  * that arrive while it is paused wait too.
@@ -18,7 +11,9 @@ import { NAMESPACE, type SimContext } from './context';
 import type { Incarnation } from './incarnation';
 import { type KeyInfo, parseKey } from './keys';
 import type { StoreFaultKind } from './ledger';
+import { overTheNetwork } from './network';
 import { countFault } from './stats';
+import { never } from './never';
 
 /** The shared store every receiver's wrapper calls: the memory store, or a mutant of it. */
 export interface SharedStore {
@@ -31,8 +26,6 @@ export interface SharedStore {
 }
 
 type Operation = keyof SharedStore;
-
-const NEVER = new Promise<never>(() => {});
 
 export class FaultStore implements IdempotencyStore {
   constructor(
@@ -62,7 +55,7 @@ export class FaultStore implements IdempotencyStore {
 
   private call<T>(operation: Operation, key: string, perform: () => T): T | Promise<T> {
     const { host } = this;
-    if (host.crashed) return NEVER;
+    if (host.crashed) return never();
     if (host.paused) {
       // A paused process sends nothing: the call goes out when it resumes.
       return new Promise<T>((resolve, reject) =>
@@ -81,43 +74,17 @@ export class FaultStore implements IdempotencyStore {
       if (crashAfter) {
         this.fault(operation, key, info, 'crash', true);
         this.context.crash(host, `right after its ${operation} of ${short(key)} landed`);
-        return NEVER;
+        return never();
       }
       return value;
     }
-    const fault = random.chance(scenario.rates.storeFault) ? random.pick(['fail', 'lost', 'slow', 'hang'] as const) : undefined;
-    const there = random.int(0, 20);
-    const back = random.int(0, 20);
-    const landsLate = random.chance(0.5);
-    const neverLands = fault === 'hang' && !landsLate && random.chance(0.5);
-    const lateBy = scenario.storeTimeoutMs + random.int(1, 5000);
-    const landsInTime = fault === 'lost' || ((fault === 'slow' || fault === 'hang') && !landsLate && !neverLands);
-    if (fault !== undefined) this.fault(operation, key, info, fault, landsInTime);
-    else if (crashAfter) this.fault(operation, key, info, 'crash', true);
-    return new Promise<T>((resolve, reject) => {
-      const answer = (after: number, settle: () => void) => setTimeout(() => host.gate(settle), after);
-      setTimeout(() => {
-        if (fault === 'fail') return answer(back, () => reject(new Error(`simulated store failure (${operation})`)));
-        if ((fault === 'slow' || fault === 'hang') && landsLate) {
-          setTimeout(() => {
-            const value = this.land(operation, key, info, perform);
-            if (fault === 'slow') host.gate(() => resolve(value));
-          }, lateBy);
-          return;
-        }
-        if (neverLands) return;
-        let value: T;
-        try {
-          value = this.land(operation, key, info, perform);
-        } catch (error) {
-          return answer(back, () => reject(error));
-        }
-        if (crashAfter) return this.context.crash(host, `right after its ${operation} of ${short(key)} landed`);
-        if (fault === 'lost') return answer(back, () => reject(new Error(`simulated lost answer (${operation})`)));
-        if (fault === 'slow') return answer(lateBy, () => resolve(value));
-        if (fault === 'hang') return;
-        answer(back, () => resolve(value));
-      }, there);
+    return overTheNetwork(this.context, host, {
+      land: () => this.land(operation, key, info, perform),
+      fault: (kind, landedInTime) => this.fault(operation, key, info, kind, landedInTime),
+      crashAfter,
+      server: 'store',
+      operation,
+      what: `${operation} of ${short(key)}`,
     });
   }
 

@@ -12,6 +12,7 @@ import type { HandlerSpec } from './modes';
 import type { PlannedDelivery } from './scenario';
 import { SIM_EPOCH } from './sim-clock';
 import { countFault } from './stats';
+import { never } from './never';
 
 type Outcome = 'ok' | 'error' | 'permanent';
 
@@ -28,14 +29,12 @@ export type SimHandler = (
   handlerContext: HandlerContext,
 ) => undefined | Promise<void>;
 
-const NEVER = new Promise<never>(() => {});
-
 export function simHandler(context: SimContext, host: Incarnation, spec: HandlerSpec): SimHandler {
   return (received, handlerContext) => {
     // The receiver's own timers go on firing after a crash or during a pause (a store call's time
     // limit, say), which can lead it to call the next handler: a dead process runs nothing, and a
     // paused one starts the handler when it resumes.
-    if (host.crashed) return NEVER;
+    if (host.crashed) return never();
     if (host.paused)
       return new Promise<void>((resolve, reject) =>
         host.gate(() =>

@@ -5,6 +5,8 @@
  * passes the gate until the process resumes.
  */
 import type { Receiver } from '@hookline/core';
+import type { QueueWorker } from '@hookline/core/adapter';
+import type { FaultQueue } from './fault-queue';
 import type { FaultRecord, Host } from './ledger';
 
 /** The one event the simulated service sends: a new version of one resource's state. */
@@ -16,11 +18,16 @@ export class Incarnation implements Host {
   readonly faults: FaultRecord[] = [];
   private held: (() => void)[] = [];
   receiver!: Receiver<SimEvents>;
+  /** Answer-fast mode: this process's view of the shared queue, and its worker while it runs one. */
+  queue: FaultQueue | undefined;
+  worker: QueueWorker | undefined;
 
   constructor(
     /** A letter per receiver slot and a number per start: `B2` is the second process in slot B. */
     readonly id: string,
     readonly slot: number,
+    /** Whether it takes the service's requests (in answer-fast mode a worker-only process does not). */
+    readonly web = true,
   ) {}
 
   get crashed(): boolean {

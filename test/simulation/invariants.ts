@@ -7,6 +7,7 @@
  */
 import { type LapseCause, lapseOf, type RerunCause, rerunCause } from './excuses';
 import { type AttemptRecord, handlerOf, type Ledger, type Run, slotOf } from './ledger';
+import type { QueueInvariants } from './queue-invariants';
 import type { Scenario } from './scenario';
 import { formatSimTime } from './sim-clock';
 import type { SimStats } from './stats';
@@ -24,6 +25,8 @@ export class InvariantViolation extends Error {
 
 export class Invariants {
   violation: InvariantViolation | undefined;
+  /** Answer-fast mode's own checks (queue-invariants.ts), set by the world. */
+  queue: QueueInvariants | undefined;
   /** Pairs of runs found running together and excused (a lapse), so the per-step check does not flag them again. */
   private readonly excusedPairs = new Set<string>();
 
@@ -34,7 +37,8 @@ export class Invariants {
     private readonly trace: Trace,
   ) {}
 
-  private fail(invariant: string, message: string): void {
+  /** Records a violation (the first one only). */
+  fail(invariant: string, message: string): void {
     if (this.violation !== undefined) return;
     this.violation = new InvariantViolation(invariant, message);
     this.trace.add('check', `VIOLATION ${this.violation.message}`);
@@ -56,7 +60,7 @@ export class Invariants {
   }
 
   private overlap(invariant: string, run: Run, other: Run, now: number): void {
-    const cause = lapseOf(other, now, this.scenario.maxRunMs) ?? lapseOf(run, now, this.scenario.maxRunMs);
+    const cause = lapseOf(other, now, this.scenario) ?? lapseOf(run, now, this.scenario);
     if (cause === undefined) {
       const what = invariant === 'delivery-runs-concurrently' ? `${run.delivery.id}` : `${run.handler.name} on ${run.delivery.resource}`;
       this.fail(
@@ -74,7 +78,7 @@ export class Invariants {
   private checkRerun(run: Run, now: number): void {
     const earlier = this.scenario.completion === 'handler' ? this.succeededRun(run) : this.succeededAttempt(run);
     if (earlier === undefined) return;
-    const cause = rerunCause(earlier, now, this.scenario.maxRunMs);
+    const cause = rerunCause(earlier, now, this.scenario);
     if (cause === undefined) {
       this.fail(
         'succeeded-handler-rerun',
@@ -130,7 +134,7 @@ export class Invariants {
     const now = Date.now();
     const newer = this.ledger.acknowledgedRun.get(slot);
     const cause: LapseCause | undefined =
-      lapseOf(run, now, this.scenario.maxRunMs) ?? (newer === undefined ? undefined : lapseOf(newer, run.start, this.scenario.maxRunMs));
+      lapseOf(run, now, this.scenario) ?? (newer === undefined ? undefined : lapseOf(newer, run.start, this.scenario));
     if (cause === undefined) {
       this.fail(
         'older-version-overwrites-newer',
@@ -154,8 +158,16 @@ export class Invariants {
     }
   }
 
-  /** A receiver answered 2xx: every handler of the delivery must have succeeded (or been skipped as stale), or one threw PermanentFailure. */
-  answered2xx(deliveryId: string, status: number, receiver: string): void {
+  /**
+   * A receiver answered 2xx to a request that arrived at `arrivedAt`: every handler of the delivery
+   * must have succeeded (or been skipped as stale), or one threw PermanentFailure; in answer-fast mode,
+   * the queue must hold its job.
+   */
+  answered2xx(deliveryId: string, status: number, receiver: string, arrivedAt: number): void {
+    if (this.queue !== undefined) {
+      this.queue.answered2xx(deliveryId, status, receiver, arrivedAt);
+      return;
+    }
     const pending = this.pendingHandlers(deliveryId);
     if (pending.length > 0) {
       this.fail(
@@ -165,7 +177,8 @@ export class Invariants {
     }
   }
 
-  private pendingHandlers(deliveryId: string): string[] {
+  /** The delivery's handlers that have not succeeded (nor skipped as stale), unless one threw PermanentFailure. */
+  pendingHandlers(deliveryId: string): string[] {
     const { handlers } = this.scenario;
     if (handlers.some((spec) => this.ledger.permanent.has(handlerOf(deliveryId, spec.name)))) return [];
     return handlers
@@ -195,9 +208,13 @@ export class Invariants {
     }
   }
 
-  /** At the end: every delivery answered 2xx was handled, and each guarded state holds the newest version answered. */
+  /**
+   * At the end: every delivery answered 2xx was handled (in answer-fast mode: handled or dead-lettered,
+   * queue-invariants.ts), and each guarded state holds the newest version answered.
+   */
   end(): void {
-    for (const deliveryId of this.ledger.answered2xx) {
+    this.queue?.end();
+    for (const deliveryId of this.queue === undefined ? this.ledger.answered2xx : []) {
       const pending = this.pendingHandlers(deliveryId);
       if (pending.length > 0)
         this.fail('answered-delivery-not-handled', `${deliveryId} was answered 2xx, but ${pending.join(', ')} never succeeded`);
@@ -220,6 +237,9 @@ export class Invariants {
   /**
    * The newest version of `resource` answered 2xx whose `handler` succeeded (or was skipped as stale),
    * leaving out a delivery whose last run of the handler threw PermanentFailure: it gave its change up.
+   * In answer-fast mode a 2xx says only that the job was queued: a delivery counts once its job is done,
+   * or once the handler's completion was recorded. A job dead-lettered before then gave its change up
+   * too (a write of its that was never acknowledged may have been overwritten, and no retry comes).
    */
   private newestHandled(handler: string, resource: string): number | undefined {
     let newest: number | undefined;
@@ -227,6 +247,7 @@ export class Invariants {
       const key = handlerOf(delivery.id, handler);
       if (delivery.resource !== resource || !this.ledger.answered2xx.has(delivery.id)) continue;
       if (!this.ledger.succeeded.has(key) && !this.ledger.staleSkipped.has(key)) continue;
+      if (this.queue !== undefined && !this.queue.jobDone(delivery.id) && !this.ledger.acknowledged.has(key)) continue;
       const runs = (this.ledger.runsByDelivery.get(delivery.id) ?? []).filter(
         (run) => run.handler.name === handler && run.result !== undefined,
       );

@@ -24,9 +24,12 @@ export function parseKey(key: string, namespace: string): KeyInfo {
   return { kind: 'handler', deliveryId: rest.slice(0, hash), handler: rest.slice(hash + 1), work };
 }
 
-/** Whether `key` concerns delivery `deliveryId`, or the guard of `handler` on `resource`. */
-export function concerns(info: KeyInfo, deliveryId: string, handler: string | undefined, resource: string): boolean {
-  if (info.kind === 'delivery' || info.kind === 'handler') return info.deliveryId === deliveryId;
+/**
+ * Whether `key` concerns delivery `deliveryId` (its records in the `work:` namespace when `work`, the
+ * receipt's otherwise), or the guard of `handler` on `resource`.
+ */
+export function concerns(info: KeyInfo, deliveryId: string, handler: string | undefined, resource: string, work = false): boolean {
+  if (info.kind === 'delivery' || info.kind === 'handler') return info.deliveryId === deliveryId && info.work === work;
   if (info.kind === 'lock' || info.kind === 'version')
     return info.resource === resource && (handler === undefined || info.handler === handler);
   return false;

@@ -1,6 +1,6 @@
 /**
- * The receiver set-ups the simulation drives. Each seed runs one of them, chosen by the seed itself
- * (`seed % 3`), so any run of consecutive seeds covers all three evenly:
+ * The receiver set-ups the simulation drives. Each seed runs one of the synchronous ones, chosen by
+ * the seed itself (`seed % 3`), so any run of consecutive seeds covers all three evenly:
  *
  * - `delivery`: `completion: 'delivery'` (the default), one or two plain handlers; a retry runs them all;
  * - `handler`: `completion: 'handler'`, two or three named handlers; a retry runs only those that have
@@ -8,11 +8,21 @@
  * - `ordered`: one to three named handlers, the first (and maybe others) under an ordering guard
  *   (`order.key`: the resource, `order.version`: the delivery's version), with either completion.
  *
- * Answer-fast mode (a queue and `receiver.work()`) is meant to join as a fourth: see README.md.
+ * and every seed also runs, as a sweep of its own, in
+ *
+ * - `answer-fast`: `createReceiver({ queue })`, the handlers run by `receiver.work()` workers over one
+ *   shared queue; one to three named handlers, most often the first under an ordering guard, with
+ *   either completion.
+ *
+ * Answer-fast mode is not part of `seed % 3` so that a seed keeps the synchronous run it always had
+ * (a seed number in a report or a commit still replays the same run).
  */
 import type { Prng } from './prng';
 
-export const MODES = ['delivery', 'handler', 'ordered'] as const;
+/** The synchronous modes, one per seed. */
+export const SYNC_MODES = ['delivery', 'handler', 'ordered'] as const;
+/** Every mode: the synchronous ones and answer-fast mode. */
+export const MODES = [...SYNC_MODES, 'answer-fast'] as const;
 export type ModeName = (typeof MODES)[number];
 
 /** One handler the receivers register; `guarded` ones write the resource's state and carry an ordering guard. */
@@ -34,8 +44,13 @@ export interface ModeSetup {
   readonly handlersRunIn: 'receiver' | 'worker';
 }
 
+/** The synchronous mode of a seed. */
 export function modeOf(seed: number): ModeName {
-  return MODES[seed % MODES.length] as ModeName;
+  return SYNC_MODES[seed % SYNC_MODES.length] as ModeName;
+}
+
+export function isMode(name: string): name is ModeName {
+  return (MODES as readonly string[]).includes(name);
 }
 
 export function setUpMode(mode: ModeName, random: Prng): ModeSetup {
@@ -46,6 +61,12 @@ export function setUpMode(mode: ModeName, random: Prng): ModeSetup {
   if (mode === 'handler') {
     const count = random.int(2, 3);
     return { mode, completion: 'handler', named: true, handlersRunIn: 'receiver', handlers: specs(count, () => false) };
+  }
+  if (mode === 'answer-fast') {
+    const completion = random.chance(0.6) ? 'handler' : 'delivery';
+    const count = random.int(1, 3);
+    const guarded = (index: number) => (index === 0 ? random.chance(0.85) : random.chance(0.4));
+    return { mode, completion, named: true, handlersRunIn: 'worker', handlers: specs(count, guarded) };
   }
   const completion = random.chance(0.7) ? 'handler' : 'delivery';
   const count = random.int(1, 3);

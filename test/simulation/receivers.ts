@@ -2,9 +2,16 @@
  * The receiver processes: 2–4 slots, each running one real `createReceiver` from @hookline/core at a
  * time over its own fault wrapper of the one shared store. A crash ends a slot's process; a restart
  * starts a fresh one (new memory, new lease tokens) in the same slot.
+ *
+ * In answer-fast mode each process also has its own fault wrapper of the one shared queue, and the
+ * slot's role says whether it takes requests, runs `receiver.work({ concurrency })`, or both. A
+ * graceful shutdown closes its worker (`close()`, which hands back what has not finished within
+ * closeTimeoutMs), after which the process exits, or lives on and starts a new worker later.
  */
 import { createReceiver } from '@hookline/core';
+import type { DeliveryQueue } from '@hookline/core/adapter';
 import { SECRET, type SimContext } from './context';
+import { FaultQueue } from './fault-queue';
 import { FaultStore, type SharedStore } from './fault-store';
 import { simHandler } from './handlers';
 import { Incarnation, type SimEvents } from './incarnation';
@@ -28,6 +35,8 @@ export class Receivers {
   constructor(
     private readonly context: SimContext,
     private readonly shared: SharedStore,
+    /** Answer-fast mode: the shared queue (or a mutant of it). */
+    private readonly sharedQueue?: DeliveryQueue,
   ) {
     for (let slot = 0; slot < context.scenario.receivers; slot++) this.start(slot);
   }
@@ -35,9 +44,11 @@ export class Receivers {
   start(slot: number): Incarnation {
     const count = (this.starts[slot] ?? 0) + 1;
     this.starts[slot] = count;
-    const host = new Incarnation(`${String.fromCharCode(65 + slot)}${count}`, slot);
-    this.slots[slot] = host;
     const { scenario, trace, ledger, invariants } = this.context;
+    const role = scenario.queue?.roles[slot] ?? 'web';
+    const host = new Incarnation(`${String.fromCharCode(65 + slot)}${count}`, slot, role !== 'worker');
+    this.slots[slot] = host;
+    if (this.sharedQueue !== undefined) host.queue = new FaultQueue(this.context, host, this.sharedQueue);
     const receiver = createReceiver<SimEvents>({
       secret: SECRET,
       store: new FaultStore(this.context, host, this.shared),
@@ -46,6 +57,7 @@ export class Receivers {
       maxRunMs: scenario.maxRunMs,
       storeTimeoutMs: scenario.storeTimeoutMs,
       deadlineMs: scenario.deadlineMs,
+      ...(host.queue === undefined ? {} : { queue: host.queue }),
     });
     receiver.onError((error, info) => {
       if (host.crashed) return;
@@ -61,8 +73,19 @@ export class Receivers {
     });
     for (const spec of scenario.handlers) receiver.on('resource.updated', simHandler(this.context, host, spec), this.options(spec));
     host.receiver = receiver;
-    trace.add(host.id, count === 1 ? 'starts' : 'restarts (a fresh process: no memory of the last one)');
+    const what = role === 'web' ? '' : role === 'worker' ? ', a worker only' : ', taking requests and running a worker';
+    trace.add(host.id, `${count === 1 ? 'starts' : 'restarts (a fresh process: no memory of the last one)'}${what}`);
+    if (role !== 'web') this.startWorker(host);
     return host;
+  }
+
+  /** `receiver.work()` in the process, with the slot's concurrency. */
+  private startWorker(host: Incarnation): void {
+    const { queue } = this.context.scenario;
+    if (queue === undefined || host.crashed || host.worker !== undefined) return;
+    if (this.slots[host.slot] !== host) return;
+    const concurrency = queue.concurrency[host.slot] ?? 1;
+    host.worker = host.receiver.work({ concurrency, closeTimeoutMs: queue.closeTimeoutMs });
   }
 
   private options(spec: HandlerSpec): SimOptions | undefined {
@@ -71,9 +94,9 @@ export class Receivers {
     return { name: spec.name, order: { key: (delivery) => delivery.data.resource, version: (delivery) => delivery.data.version } };
   }
 
-  /** A live (not crashed) process, chosen at random; paused ones count, as a load balancer cannot tell. */
+  /** A live (not crashed) process that takes requests, chosen at random; paused ones count, as a load balancer cannot tell. */
   pick(random: Prng, except?: Incarnation): Incarnation | undefined {
-    const live = this.slots.filter((host) => !host.crashed && host !== except);
+    const live = this.slots.filter((host) => host.web && !host.crashed && host !== except);
     return live.length === 0 ? undefined : random.pick(live);
   }
 
@@ -81,11 +104,42 @@ export class Receivers {
     if (host.crashed) return;
     const now = Date.now();
     host.crash(now);
+    host.queue?.stop();
     for (const run of [...this.context.ledger.active]) if (run.host === host) this.context.ledger.endRun(run, 'crashed', now);
     this.context.trace.add(host.id, `CRASHES ${why}; restart in ${restartAfterMs} ms`);
     setTimeout(() => {
       if (this.slots[host.slot] === host) this.start(host.slot);
     }, restartAfterMs);
+  }
+
+  /**
+   * Shuts the slot's worker down gracefully: `close()`, then the process exits (and restarts later), or
+   * lives on (its handlers that were handed back still run, holding their leases) and starts a new
+   * worker later. False when there is no worker to close (or the process is paused: it does nothing).
+   */
+  shutDown(slot: number, exits: boolean, restartAfterMs: number): boolean {
+    const host = this.slots[slot] as Incarnation;
+    const { worker } = host;
+    if (host.crashed || host.paused || worker === undefined) return false;
+    host.worker = undefined;
+    const { scenario, trace } = this.context;
+    const then = exits ? 'exits' : `starts a new one in ${restartAfterMs} ms`;
+    trace.add(host.id, `closes its worker (closeTimeoutMs ${scenario.queue?.closeTimeoutMs}), then ${then}`);
+    void worker.close().then(() =>
+      host.gate(() => {
+        if (exits) return this.crash(host, 'on exit, its worker closed', restartAfterMs);
+        trace.add(host.id, 'its worker closed');
+        setTimeout(
+          () =>
+            host.gate(() => {
+              trace.add(host.id, 'starts a new worker');
+              this.startWorker(host);
+            }),
+          restartAfterMs,
+        );
+      }),
+    );
+    return true;
   }
 
   /** Pauses the slot's process (false when it is down or paused already). */

@@ -1,4 +1,5 @@
 /** Runs many seeds and reports them: the summary line, and for a failure its seed, replay command and trace. */
+import { modeOf } from './modes';
 import { addStats, emptyStats, formatStats, type SimStats } from './stats';
 import { describeScenario, type RunOptions, type RunResult, runSeed } from './world';
 
@@ -35,9 +36,10 @@ export function seedRange(first: number, count: number): number[] {
   return Array.from({ length: count }, (_, index) => first + index);
 }
 
-/** The command that replays a run, with the same mutant. */
-export function replayCommand(result: Pick<RunResult, 'seed' | 'mutant'>): string {
-  return `SIM_SEED=${result.seed}${result.mutant === undefined ? '' : ` SIM_MUTANT=${result.mutant}`} pnpm test:simulation`;
+/** The command that replays a run, in the same mode and with the same mutant. */
+export function replayCommand(result: Pick<RunResult, 'seed' | 'mutant' | 'scenario'>): string {
+  const mode = result.scenario.mode === modeOf(result.seed) ? '' : ` SIM_MODE=${result.scenario.mode}`;
+  return `SIM_SEED=${result.seed}${mode}${result.mutant === undefined ? '' : ` SIM_MUTANT=${result.mutant}`} pnpm test:simulation`;
 }
 
 /** A failed (or replayed) run: what was violated, how to replay it, and its trace (`lastLines` of it, or all). */

@@ -2,7 +2,8 @@
  * Everything a seed decides before the run starts: the receivers' set-up, the deliveries the service
  * will send, when receivers crash or pause, and how often each kind of fault strikes. What happens
  * during the run (which store call fails, how long a handler takes) is drawn as it happens, from a
- * second stream of the same seed.
+ * second stream of the same seed. Answer-fast mode draws its queue, its workers and its own faults
+ * last, so the synchronous modes draw exactly what they always did.
  */
 import { type ModeName, type ModeSetup, modeOf, setUpMode } from './modes';
 import { Prng } from './prng';
@@ -42,6 +43,29 @@ export interface FaultRates {
   /** A replay of a delivery the service got a 2xx for, and of one it gave up on. */
   readonly replayCompleted: number;
   readonly replayAbandoned: number;
+  /** Answer-fast mode: a replay of a delivery whose job was dead-lettered (at most two per delivery). */
+  readonly replayDeadLetter: number;
+}
+
+/** What a receiver process does: serve the service's requests, run a queue worker, or both. */
+export type Role = 'web' | 'worker' | 'both';
+
+/** Answer-fast mode's queue and workers. */
+export interface QueueSetup {
+  /** memoryQueue's options: tries per job, the retry backoff, when a job whose worker went silent is taken back, and how often. */
+  readonly attempts: number;
+  readonly backoff: { readonly type: 'exponential' | 'fixed'; readonly delayMs: number };
+  readonly stalledAfterMs: number;
+  readonly maxStalls: number;
+  /** Per receiver slot: its role, and its worker's `concurrency`. */
+  readonly roles: readonly Role[];
+  readonly concurrency: readonly number[];
+  /** `receiver.work({ closeTimeoutMs })`. */
+  readonly closeTimeoutMs: number;
+  /** Graceful shutdowns of a worker (`close()`), after which the process exits or goes on serving requests only. */
+  readonly shutdowns: readonly { at: number; slot: number; exits: boolean; restartAfterMs: number }[];
+  /** When a job that is not JSON at all is put in the queue (a foreign or corrupt job), if one is. */
+  readonly corruptJobAt: number | undefined;
 }
 
 export interface Scenario extends ModeSetup {
@@ -57,16 +81,20 @@ export interface Scenario extends ModeSetup {
   /** A downstream outage: the handlers of one resource's deliveries throw until `untilMs` (long enough for the service to give up). */
   readonly outage: { resource: string; untilMs: number } | undefined;
   readonly rates: FaultRates;
+  /** Answer-fast mode only. */
+  readonly queue: QueueSetup | undefined;
 }
 
 /** The seed's scenario; times are offsets from the start of the run. */
 export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scenario {
   const random = new Prng(seed, 0);
   const setup = setUpMode(mode, random);
+  const answerFast = setup.handlersRunIn === 'worker';
   const receivers = random.int(2, 4);
   const leaseMs = random.pick([30 * SECOND, 12 * SECOND]);
   const maxRunMs = random.pick([5 * MINUTE, 90 * SECOND]);
-  const deliveries = planDeliveries(random);
+  // Answer-fast mode often sends a burst of one resource's versions: its jobs meet at the resource's lock.
+  const deliveries = planDeliveries(random, answerFast && random.chance(0.5));
   const resources = [...new Set(deliveries.map((delivery) => delivery.resource))];
   const crashes = Array.from({ length: random.int(0, 2) }, () => ({
     at: random.int(0, 12 * MINUTE),
@@ -78,7 +106,10 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
     slot: random.int(0, receivers - 1),
     durationMs: random.chance(0.5) ? random.int(500, 10 * SECOND) : random.int(leaseMs, 4 * leaseMs),
   }));
-  const outage = random.chance(0.12) ? { resource: random.pick(resources), untilMs: random.int(32 * HOUR, 33 * HOUR) } : undefined;
+  // An outage outlasts the service's 7 attempts; in answer-fast mode, the queue's tries (a replay may then find it over).
+  const outage = random.chance(answerFast ? 0.2 : 0.12)
+    ? { resource: random.pick(resources), untilMs: answerFast ? random.int(10 * MINUTE, 2 * HOUR) : random.int(32 * HOUR, 33 * HOUR) }
+    : undefined;
   const rates: FaultRates = {
     storeFault: random.pick([0.01, 0.03, 0.06, 0.1]),
     syncStore: 0.3,
@@ -91,7 +122,9 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
     duplicateCopy: random.pick([0, 0.1, 0.25]),
     replayCompleted: 0.2,
     replayAbandoned: 0.8,
+    replayDeadLetter: 0.6,
   };
+  const queue = answerFast ? planQueue(random, receivers, maxRunMs) : undefined;
   return {
     ...setup,
     seed,
@@ -105,17 +138,62 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
     pauses,
     outage,
     rates,
+    queue,
   };
 }
 
-/** One to three resources, two to five versions each (ten deliveries at most), timestamps increasing per resource. */
-function planDeliveries(random: Prng): PlannedDelivery[] {
+/** Answer-fast mode's queue, workers and their faults. */
+function planQueue(random: Prng, receivers: number, maxRunMs: number): QueueSetup {
+  const roles = Array.from({ length: receivers }, () => random.pick(['web', 'worker', 'both'] as const));
+  // At least one process takes requests and one runs a worker.
+  if (!roles.some((role) => role !== 'worker')) roles[0] = 'both';
+  if (!roles.some((role) => role !== 'web')) roles[receivers - 1] = 'both';
+  return {
+    attempts: random.pick([3, 5, 7]),
+    backoff: random.pick([
+      { type: 'exponential', delayMs: SECOND },
+      { type: 'exponential', delayMs: 10 * SECOND },
+      { type: 'fixed', delayMs: 5 * SECOND },
+    ] as const),
+    // Past maxRunMs, as a real backend's lock must be: a live worker always settles its job by then.
+    stalledAfterMs: maxRunMs + random.pick([30 * SECOND, 2 * MINUTE, 10 * MINUTE]),
+    maxStalls: random.pick([1, 2, 5]),
+    roles,
+    concurrency: roles.map(() => random.pick([1, 2, 4, 10])),
+    closeTimeoutMs: random.pick([0, 2 * SECOND, 10 * SECOND]),
+    shutdowns: Array.from({ length: random.int(0, 2) }, () => ({
+      at: random.int(0, 12 * MINUTE),
+      slot: random.int(0, receivers - 1),
+      exits: random.chance(0.5),
+      restartAfterMs: random.int(0, 30 * SECOND),
+    })),
+    corruptJobAt: random.chance(0.15) ? random.int(0, 10 * MINUTE) : undefined,
+  };
+}
+
+/**
+ * One to three resources, two to five versions each (ten deliveries at most), timestamps increasing per
+ * resource. With `burst`, the first resource gets three to eight versions within a few seconds.
+ */
+function planDeliveries(random: Prng, burst = false): PlannedDelivery[] {
   const deliveries: PlannedDelivery[] = [];
   const resources = random.int(1, 3);
   for (let r = 0; r < resources; r++) {
     let at = random.int(0, MINUTE);
-    const versions = random.int(2, 5);
+    const bursting = burst && r === 0;
+    const versions = bursting ? random.int(3, 8) : random.int(2, 5);
     for (let version = 1; version <= versions && deliveries.length < 10; version++) {
+      if (bursting) {
+        at += random.int(0, 500);
+        deliveries.push({
+          id: `wdl_sim_r${r}_v${version}`,
+          resource: `r${r}`,
+          version,
+          timestampMs: at,
+          firstSendAt: at + random.int(0, 3 * SECOND),
+        });
+        continue;
+      }
       const roll = random.next();
       at += roll < 0.5 ? random.int(0, 5 * SECOND) : roll < 0.85 ? random.int(5 * SECOND, MINUTE) : random.int(MINUTE, 10 * MINUTE);
       const reorder = random.chance(0.35) ? random.int(SECOND, 2 * MINUTE) : 0;

@@ -3,7 +3,8 @@
  * 30 s time-out each, the delays of docs/service-contract.md §2.4 counted from the end of the previous
  * attempt) until a receiver answers 2xx, to a receiver picked at random each time. It also sends some
  * attempts twice (to two receivers), and replays some deliveries later, answered or abandoned, with
- * the same deliveryId and bytes.
+ * the same deliveryId and bytes. In answer-fast mode it also replays some deliveries whose jobs were
+ * dead-lettered, as an operator who saw them in the dead letters would ask it to.
  */
 import type { ReceiverAnswer, ReceiverInput } from '@hookline/core';
 import { createSignedPayload, RETRY_SCHEDULE_MS, SERVICE_TIMEOUT_MS } from '@hookline/testing';
@@ -19,6 +20,8 @@ export class Service {
   /** Series of attempts under way or scheduled (a replay counts from when it is planned). */
   private pending = 0;
   private readonly inputs = new Map<string, ReceiverInput>();
+  /** Replays asked for after a dead letter, per delivery. */
+  private readonly deadLetterReplays = new Map<string, number>();
 
   constructor(
     private readonly context: SimContext,
@@ -34,6 +37,18 @@ export class Service {
       this.pending += 1;
       setTimeout(() => this.attempt(delivery, 'original', 1), delivery.firstSendAt);
     }
+  }
+
+  /** A delivery's job was dead-lettered: maybe replay it (twice at most), 1 min–3 h later. */
+  deadLettered(deliveryId: string): void {
+    const { random, scenario, trace } = this.context;
+    const replays = this.deadLetterReplays.get(deliveryId) ?? 0;
+    if (replays >= 2 || !random.chance(scenario.rates.replayDeadLetter)) return;
+    this.deadLetterReplays.set(deliveryId, replays + 1);
+    const after = random.int(60_000, 3 * 3_600_000);
+    trace.add('svc', `will replay ${deliveryId} in ${after} ms (its job was dead-lettered)`);
+    this.pending += 1;
+    setTimeout(() => this.attempt(this.context.delivery(deliveryId), 'replay', 1), after);
   }
 
   private input(delivery: PlannedDelivery): ReceiverInput {
@@ -88,13 +103,14 @@ export class Service {
     setTimeout(
       () =>
         host.gate(() => {
+          const arrivedAt = Date.now();
           void host.receiver.handle(this.input(delivery)).then((answer) => {
             if (host.crashed) return;
             const ok = answer.status >= 200 && answer.status < 300;
             trace.add(host.id, `answers ${answer.status}${reason(answer)} to ${label}`);
             if (ok) {
               stats.answered2xx += 1;
-              invariants.answered2xx(delivery.id, answer.status, host.id);
+              invariants.answered2xx(delivery.id, answer.status, host.id, arrivedAt);
             }
             host.gate(() => setTimeout(() => onAnswer(answer.status), random.int(1, 30)));
           });

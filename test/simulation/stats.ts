@@ -9,6 +9,8 @@ export interface SimStats {
   abandoned: number;
   /** Injected faults, by kind. */
   faults: Record<string, number>;
+  /** Answer-fast mode: what the queue and its workers did, by kind (enqueues, tries by result, dead letters by reason, stalls). */
+  queue: Record<string, number>;
   rerunsAfterCrash: number;
   rerunsAfterLapse: number;
   rerunsAfterStoreFault: number;
@@ -25,6 +27,7 @@ export function emptyStats(): SimStats {
     answered2xx: 0,
     abandoned: 0,
     faults: {},
+    queue: {},
     rerunsAfterCrash: 0,
     rerunsAfterLapse: 0,
     rerunsAfterStoreFault: 0,
@@ -38,24 +41,35 @@ export function countFault(stats: SimStats, kind: string): void {
   stats.faults[kind] = (stats.faults[kind] ?? 0) + 1;
 }
 
+export function countQueue(stats: SimStats, kind: string): void {
+  stats.queue[kind] = (stats.queue[kind] ?? 0) + 1;
+}
+
 export function addStats(total: SimStats, run: SimStats): void {
   for (const key of Object.keys(total) as (keyof SimStats)[]) {
-    if (key === 'faults') for (const [kind, count] of Object.entries(run.faults)) total.faults[kind] = (total.faults[kind] ?? 0) + count;
-    else total[key] += run[key];
+    if (key === 'faults' || key === 'queue') {
+      for (const [kind, count] of Object.entries(run[key])) total[key][kind] = (total[key][kind] ?? 0) + count;
+    } else total[key] += run[key];
   }
 }
 
-export function formatStats(stats: SimStats): string {
-  const faults = Object.entries(stats.faults)
+function counts(record: Record<string, number>): string {
+  return Object.entries(record)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([kind, count]) => `${kind} ${count}`)
     .join(', ');
+}
+
+export function formatStats(stats: SimStats): string {
+  const faults = counts(stats.faults);
+  const queue = Object.keys(stats.queue).length === 0 ? [] : [`queue: ${counts(stats.queue)}`];
   return [
     `seeds ${stats.seeds}`,
     `deliveries ${stats.deliveries}`,
     `attempts ${stats.attempts} (2xx ${stats.answered2xx}, abandoned deliveries ${stats.abandoned})`,
     `steps ${stats.steps}`,
     `faults: ${faults || 'none'}`,
+    ...queue,
     `reruns after crash ${stats.rerunsAfterCrash}`,
     `reruns after lapse ${stats.rerunsAfterLapse}`,
     `reruns after store fault ${stats.rerunsAfterStoreFault}`,

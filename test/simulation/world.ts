@@ -1,15 +1,19 @@
 /**
- * One seed's run: the scenario, the shared memory store (or a mutant of it), the receivers, the
- * service, and the driver that advances simulated time one timer at a time, lets every promise chain
- * that timer started finish, then checks the invariants: one step.
+ * One seed's run: the scenario, the shared memory store (or a mutant of it), in answer-fast mode the
+ * shared memory queue (or a mutant of it), the receivers, the service, and the driver that advances
+ * simulated time one timer at a time, lets every promise chain that timer started finish, then checks
+ * the invariants: one step.
  */
 import { memoryStore } from '@hookline/core';
+import { type MemoryQueue, memoryQueue } from '@hookline/testing';
 import type { SimContext } from './context';
 import { InvariantViolation, Invariants } from './invariants';
+import { CORRUPT_JOB_ID, CORRUPT_JOB_TEXT, JobLedger } from './job-ledger';
 import { type Host, Ledger } from './ledger';
 import { type ModeName, modeOf } from './modes';
-import { sharedStore } from './mutants';
+import { sharedQueue, sharedStore } from './mutants';
 import { Prng } from './prng';
+import { QueueInvariants } from './queue-invariants';
 import { Receivers } from './receivers';
 import { type PlannedDelivery, planScenario, type Scenario } from './scenario';
 import { Service } from './service';
@@ -23,9 +27,9 @@ const MAX_STEPS = 500_000;
 const MAX_POINT_CRASHES = 2;
 
 export interface RunOptions {
-  /** A broken store between the memory store and the receivers (mutants.ts). */
+  /** A broken store (or queue) between the memory store (or queue) and the receivers (mutants.ts). */
   mutant?: string | undefined;
-  /** Run the seed in this mode rather than its own (`seed % 3`). */
+  /** Run the seed in this mode rather than its own synchronous one (`seed % 3`). */
   mode?: ModeName | undefined;
 }
 
@@ -46,6 +50,9 @@ class World implements SimContext {
   readonly invariants: Invariants;
   readonly receivers: Receivers;
   readonly service: Service;
+  /** Answer-fast mode: the queue every process shares, the durable server that outlives them. */
+  readonly queue: MemoryQueue | undefined;
+  readonly jobs: JobLedger;
   private readonly deliveries: Map<string, PlannedDelivery>;
   private pointCrashes = 0;
 
@@ -56,8 +63,27 @@ class World implements SimContext {
     this.random = new Prng(scenario.seed, 1);
     this.invariants = new Invariants(scenario, this.ledger, this.stats, this.trace);
     this.deliveries = new Map(scenario.deliveries.map((delivery) => [delivery.id, delivery]));
-    this.receivers = new Receivers(this, sharedStore(memoryStore(), mutant));
+    const setup = scenario.queue;
+    this.queue =
+      setup === undefined
+        ? undefined
+        : memoryQueue({
+            attempts: setup.attempts,
+            backoff: setup.backoff,
+            stalledAfterMs: setup.stalledAfterMs,
+            maxStalls: setup.maxStalls,
+          });
+    this.jobs = new JobLedger(this.queue ?? memoryQueue());
+    this.receivers = new Receivers(this, sharedStore(memoryStore(), mutant), this.queue && sharedQueue(this.queue, mutant));
     this.service = new Service(this, this.receivers);
+    if (setup !== undefined) {
+      const checks = new QueueInvariants(scenario, setup, this.ledger, this.jobs, this.invariants, this.stats, this.trace);
+      this.invariants.queue = checks;
+      this.jobs.onEvent = (event) => {
+        checks.event(event);
+        if (event.kind === 'dead' && event.job.deliveryId !== undefined) this.service.deadLettered(event.job.deliveryId);
+      };
+    }
   }
 
   delivery(id: string): PlannedDelivery {
@@ -79,9 +105,31 @@ class World implements SimContext {
     return true;
   }
 
-  /** Whether nothing is left to happen: every series of attempts ended, no handler runs, no process is paused. */
+  /**
+   * Whether nothing is left to happen: every series of attempts ended, no handler runs, no process is
+   * paused, and the queue holds no job that is still to run (each is done or dead-lettered).
+   */
   private get settled(): boolean {
-    return this.service.idle && this.ledger.active.size === 0 && !this.receivers.anyPaused;
+    return this.service.idle && this.ledger.active.size === 0 && !this.receivers.anyPaused && this.queueSettled;
+  }
+
+  /** What is still going on, for a run that never settles. */
+  private unsettled(): string {
+    const jobs = (this.queue?.jobs() ?? []).filter((job) => job.state !== 'completed' && job.state !== 'dead');
+    return [
+      this.service.idle ? undefined : 'the service has attempts to make',
+      this.ledger.active.size === 0 ? undefined : `${this.ledger.active.size} handler runs go on`,
+      this.receivers.anyPaused ? 'a process is paused' : undefined,
+      jobs.length === 0
+        ? undefined
+        : `jobs still to run: ${jobs.map((job) => `${job.id} (${job.state}, ${job.runs} hand-overs)`).join(', ')}`,
+    ]
+      .filter((part) => part !== undefined)
+      .join('; ');
+  }
+
+  private get queueSettled(): boolean {
+    return this.queue === undefined || this.queue.jobs().every((job) => job.state === 'completed' || job.state === 'dead');
   }
 
   async run(clock: ReturnType<typeof installClock>): Promise<void> {
@@ -101,13 +149,18 @@ class World implements SimContext {
         if (this.receivers.pause(pause.slot, pause.durationMs)) countFault(this.stats, 'pause');
       }, pause.at);
     }
+    this.planQueueFaults();
     while (this.invariants.violation === undefined) {
       clock.next();
       await drainMicrotasks();
       this.trace.steps += 1;
+      if (this.queue !== undefined) this.jobs.observe();
       this.invariants.step();
       if (this.settled) break;
-      if (this.trace.steps >= MAX_STEPS) throw new Error(`seed ${scenario.seed}: the run did not settle within ${MAX_STEPS} steps`);
+      if (this.trace.steps >= MAX_STEPS) {
+        // Something keeps going for ever (a job that waits and waits, a retry loop): the trace shows what.
+        this.invariants.fail('run-never-settles', `the run did not settle within ${MAX_STEPS} steps: ${this.unsettled()}`);
+      }
     }
     if (this.invariants.violation === undefined) this.invariants.end();
     this.stats.seeds = 1;
@@ -117,6 +170,26 @@ class World implements SimContext {
       this.stats.abandoned = scenario.deliveries.filter((delivery) => !this.ledger.answered2xx.has(delivery.id)).length;
     }
     this.trace.add('world', this.invariants.violation === undefined ? 'ends: every invariant held' : 'stops at the violation');
+  }
+
+  /** Answer-fast mode: graceful shutdowns of workers, and the corrupt job. */
+  private planQueueFaults(): void {
+    const { queue } = this;
+    const setup = this.scenario.queue;
+    if (queue === undefined || setup === undefined) return;
+    for (const shutdown of setup.shutdowns) {
+      setTimeout(() => {
+        if (this.receivers.shutDown(shutdown.slot, shutdown.exits, shutdown.restartAfterMs)) countFault(this.stats, 'worker-shutdown');
+      }, shutdown.at);
+    }
+    if (setup.corruptJobAt !== undefined) {
+      setTimeout(() => {
+        countFault(this.stats, 'corrupt-job');
+        this.trace.add('world', `puts a job in the queue that is not JSON (${CORRUPT_JOB_ID})`);
+        queue.addRaw(CORRUPT_JOB_ID, CORRUPT_JOB_TEXT);
+        this.jobs.observe();
+      }, setup.corruptJobAt);
+    }
   }
 }
 
@@ -140,8 +213,15 @@ export async function runSeed(seed: number, options: RunOptions = {}): Promise<R
 
 export function describeScenario(scenario: Scenario): string {
   const handlers = scenario.handlers.map((spec) => (spec.guarded ? `${spec.name} (ordered)` : spec.name)).join(', ');
+  const { queue } = scenario;
   return [
     `seed ${scenario.seed}: mode ${scenario.mode}, completion '${scenario.completion}', ${scenario.receivers} receivers`,
+    ...(queue === undefined
+      ? []
+      : [
+          `roles ${queue.roles.map((role, slot) => (role === 'web' ? role : `${role} ×${queue.concurrency[slot]}`)).join(', ')}`,
+          `queue: ${queue.attempts} tries, ${queue.backoff.type} backoff from ${queue.backoff.delayMs} ms, stalled after ${queue.stalledAfterMs} ms (${queue.maxStalls} times at most), closeTimeoutMs ${queue.closeTimeoutMs}`,
+        ]),
     `handlers ${handlers}`,
     `leaseMs ${scenario.leaseMs}, maxRunMs ${scenario.maxRunMs}`,
     `${scenario.deliveries.length} deliveries`,
