@@ -239,7 +239,7 @@ describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into f
 
   it.concurrent('without a test runner installed, @hookline/testing loads (import and require) and its emulator runs', async () => {
     const project = await projects.plain;
-    // The one-liner of the issue this guards against: the package root pulled in vitest.
+    // What this guards against: the package root pulled in vitest, so a plain script could not load it.
     await run(process.execPath, ['-e', "import('@hookline/testing').then((testing) => testing.sign('{}', 'whsec_x'))"], project);
     expect(lastJsonLine(await run(process.execPath, ['emulate.mjs'], project))).toEqual({
       required: expect.any(Number),
