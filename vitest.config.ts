@@ -13,11 +13,7 @@ export default defineConfig({
   test: {
     include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts', 'bench/src/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', '**/.next/**'],
-    typecheck: {
-      enabled: true,
-      include: ['packages/*/src/**/*.test-d.ts', 'test/**/*.test-d.ts'],
-      tsconfig: './tsconfig.json',
-    },
+    // The type tests (*.test-d.ts) are compiled by test/types/type-tests.test.ts.
     // Most of the suite's time is spent waiting on servers, child processes and timers, not on CPU.
     // Vitest's default (one worker per core but one) runs a 2-core machine's suite one file at a time,
     // nearly twice as long; two workers there overlap the waits. Files never share keys, tables, queues
