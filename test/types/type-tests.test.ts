@@ -20,12 +20,16 @@ const files = [
 
 /** The root tsconfig.json's compiler options, as `tsc -p tsconfig.json` reads them. */
 function rootOptions(): ts.CompilerOptions {
-  const parsed = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.json'), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    join(ROOT, 'tsconfig.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+      },
     },
-  });
+  );
   if (parsed === undefined) throw new Error('tsconfig.json could not be read');
   return parsed.options;
 }
