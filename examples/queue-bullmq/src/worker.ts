@@ -4,18 +4,20 @@
  *
  *   WEBHOOK_SECRET=whsec_demo pnpm --filter example-queue-bullmq start:worker
  */
-import { client, queue, receiver, redisReady } from './receiver';
+import { client, receiver, redisReady } from './receiver';
 
 let worker: ReturnType<typeof receiver.work> | undefined;
 
 // SIGTERM (a deploy, a scale-down): take no new job, let the running ones finish, then exit. A job
-// cut short by SIGKILL instead is taken over by another worker once its lock expires.
+// cut short by SIGKILL instead is taken over by another worker once its lock expires. The worker's
+// close() closes its connections and this process never enqueues (the queue's own connection is never
+// opened), so the store's client is all that is left. process.exit: when started by src/main.ts, the
+// IPC channel to it would keep the process alive.
 let stopping = false;
 async function stop(): Promise<void> {
   if (stopping) return;
   stopping = true;
   await worker?.close();
-  await queue.close().catch(() => {});
   client.disconnect();
   process.exit(0);
 }

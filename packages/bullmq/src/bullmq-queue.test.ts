@@ -419,4 +419,19 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
     await expect(queue.enqueue(queued())).rejects.toThrow(/did not finish within 300 ms/);
     await queue.close().catch(() => {});
   });
+
+  it('closes at once when it was never used, and refuses calls after close() instead of reconnecting', async () => {
+    // Its producer side is made on first use (a worker process never enqueues): closing a queue that
+    // was never used has nothing to wait for, and a call after close() is refused, not reconnected.
+    const queue = bullmqQueue({ connection, name: `${run}-unused`, onError: () => {} });
+    await queue.close();
+    await expect(queue.enqueue(queued())).rejects.toThrow(/closed/);
+    await expect(queue.deadLetters()).rejects.toThrow(/closed/);
+    expect(() => queue.queue).toThrow(/closed/);
+  });
+
+  it('refuses a queue name BullMQ cannot take, at once', () => {
+    expect(() => bullmqQueue({ connection, name: 'a:b' })).toThrow(RangeError);
+    expect(() => bullmqQueue({ connection, name: '' })).toThrow(RangeError);
+  });
 });

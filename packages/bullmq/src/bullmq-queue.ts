@@ -18,6 +18,12 @@ import { retryDeadLetter } from './revive';
 
 const HOUR_MS = 3_600_000;
 
+/** What enqueues, lists and replays: BullMQ's Queue (one Redis connection) and the enqueue batcher on it. */
+interface ProducerSide {
+  queue: Queue;
+  enqueue: ReturnType<typeof enqueueBatcher>;
+}
+
 /** Options of `bullmqQueue()`. */
 export interface BullmqQueueOptions {
   /**
@@ -79,7 +85,10 @@ export interface BullmqQueueOptions {
 
 /** What `bullmqQueue()` returns: the `DeliveryQueue` plus the underlying BullMQ queue. */
 export interface BullmqDeliveryQueue extends DeliveryQueue {
-  /** The producer-side BullMQ `Queue`, for dashboards and metrics. */
+  /**
+   * The producer-side BullMQ `Queue`, for dashboards and metrics. Made (with its Redis connection) on
+   * first use, of this or of `enqueue`, `deadLetters` or `replay`; `close()` closes it.
+   */
   readonly queue: Queue;
 }
 
@@ -103,27 +112,42 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
   const timeoutMs = options.commandTimeoutMs ?? 5_000;
   const onError = options.onError ?? ((error: Error) => console.error(`hookline bullmq queue "${name}": ${error.message}`));
   if (!Number.isInteger(attempts) || attempts < 1) throw new RangeError(`bullmqQueue: attempts must be an integer ≥ 1, got ${attempts}`);
+  // BullMQ's own rule for a queue name, checked here since its Queue is made on first use only.
+  if (name === '' || name.includes(':')) throw new RangeError(`bullmqQueue: name must be a non-empty string without ':', got '${name}'`);
 
-  const queue = new DeliveryQueueClient(name, {
-    connection: options.connection,
-    ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
-    defaultJobOptions: {
-      attempts,
-      backoff: { type: backoff.type, delay: backoff.delayMs },
-      removeOnComplete: { age: Math.ceil((options.keepCompletedMs ?? 72 * HOUR_MS) / 1000) },
-      removeOnFail: { age: Math.ceil((options.keepDeadLettersMs ?? 30 * 24 * HOUR_MS) / 1000) },
-    },
-  });
-  queue.on('error', onError);
-  const enqueueBatched = enqueueBatcher(queue, timeoutMs);
+  // The producer side (BullMQ's Queue, which opens a Redis connection, and the enqueue batcher) is
+  // made on first use: a worker process never enqueues, and a connection it never used would keep it
+  // alive after `worker.close()` (a deploy would wait for SIGKILL). close() closes it only if it exists.
+  let producer: ProducerSide | undefined;
+  let closed = false;
+  function producerSide(): ProducerSide {
+    if (producer !== undefined) return producer;
+    if (closed) throw closedError(name);
+    const queue = new DeliveryQueueClient(name, {
+      connection: options.connection,
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      defaultJobOptions: {
+        attempts,
+        backoff: { type: backoff.type, delay: backoff.delayMs },
+        removeOnComplete: { age: Math.ceil((options.keepCompletedMs ?? 72 * HOUR_MS) / 1000) },
+        removeOnFail: { age: Math.ceil((options.keepDeadLettersMs ?? 30 * 24 * HOUR_MS) / 1000) },
+      },
+    });
+    queue.on('error', onError);
+    producer = { queue, enqueue: enqueueBatcher(queue, timeoutMs) };
+    return producer;
+  }
 
   return {
     name: 'bullmq',
-    queue,
+    get queue() {
+      return producerSide().queue;
+    },
 
     enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
+      if (closed && producer === undefined) return Promise.reject(closedError(name));
       // Per-tenant receivers scope deliveryIds (two tenants may send the same one): the job is theirs.
-      return enqueueBatched(jobIdFor((job.scope ?? '') + job.delivery.deliveryId), job);
+      return producerSide().enqueue(jobIdFor((job.scope ?? '') + job.delivery.deliveryId), job);
     },
 
     work(process: (job: QueueJob) => Promise<JobResult>, { concurrency }: { concurrency: number }): QueueWorker {
@@ -157,7 +181,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
 
     async deadLetters({ limit = 100 }: { limit?: number } = {}): Promise<DeadLetter[]> {
       if (limit <= 0) return [];
-      const jobs = await bounded(queue.getFailed(0, limit - 1), timeoutMs, 'bullmq dead-letter listing');
+      const jobs = await bounded(producerSide().queue.getFailed(0, limit - 1), timeoutMs, 'bullmq dead-letter listing');
       return jobs
         .filter((job): job is Job => job !== undefined && job !== null)
         .map(deadLetterOf)
@@ -166,10 +190,11 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
 
     async replay(letter: DeadLetterRef): Promise<boolean> {
       const scoped = scopedDeliveryId(letter);
-      return bounded(retryDeadLetter(queue, jobIdFor(scoped)), timeoutMs, `bullmq replay of ${scoped}`);
+      return bounded(retryDeadLetter(producerSide().queue, jobIdFor(scoped)), timeoutMs, `bullmq replay of ${scoped}`);
     },
 
     async replayAll(): Promise<number> {
+      const { queue } = producerSide();
       // Bounded by the count at the start, so jobs that fail again meanwhile are not replayed twice.
       let left = await bounded(queue.getFailedCount(), timeoutMs, 'bullmq dead-letter count');
       let replayed = 0;
@@ -185,8 +210,16 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
       return replayed;
     },
 
-    close: () => queue.close(),
+    async close() {
+      closed = true;
+      await producer?.queue.close();
+    },
   };
+}
+
+/** What a call that needs the producer side meets once `close()` ran before it was ever made. */
+function closedError(name: string): Error {
+  return new Error(`hookline bullmq queue "${name}": closed (close() was called)`);
 }
 
 /** A wait's delay as BullMQ takes it: whole milliseconds, none below 0 (a NaN runs it again at once). */
