@@ -6,26 +6,40 @@ import { readFileSync } from 'node:fs';
 export interface CodeBlock {
   /** The fence's language (`sh`, `js`, `ts`…), empty when it names none. */
   lang: string;
+  /** The words after the language in the fence's info string: ```` ```ts fragment ```` gives `['fragment']`. */
+  flags: string[];
   /** The lines between the fences, joined with `\n`, ending with one. */
   text: string;
+  /** The 1-based line of the opening fence in the Markdown file. */
+  line: number;
 }
 
 /** Every ```-fenced block of the Markdown file at `path`, in order (indented fences included). */
 export function codeBlocks(path: string): CodeBlock[] {
+  return codeBlocksOf(readFileSync(path, 'utf8'), path);
+}
+
+/**
+ * Every ```-fenced block of the Markdown `source`, in order. As in CommonMark, an opening fence may carry
+ * an info string (no backticks in it), and only a bare fence closes a block: a line inside a block that
+ * starts with ``` and goes on is part of the block.
+ */
+export function codeBlocksOf(source: string, path = 'the Markdown'): CodeBlock[] {
   const blocks: CodeBlock[] = [];
-  let open: { lang: string; indent: number; lines: string[] } | undefined;
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    const fence = /^( *)```(\S*)\s*$/.exec(line);
+  let open: { lang: string; flags: string[]; indent: number; line: number; lines: string[] } | undefined;
+  for (const [index, line] of source.split('\n').entries()) {
+    const fence = /^( *)```([^`]*)$/.exec(line);
+    const info = fence?.[2]?.trim().split(/\s+/).filter(Boolean) ?? [];
     if (open === undefined) {
-      if (fence) open = { lang: fence[2] ?? '', indent: fence[1]?.length ?? 0, lines: [] };
-    } else if (fence && fence[2] === '') {
-      blocks.push({ lang: open.lang, text: `${open.lines.join('\n')}\n` });
+      if (fence) open = { lang: info[0] ?? '', flags: info.slice(1), indent: fence[1]?.length ?? 0, line: index + 1, lines: [] };
+    } else if (fence && info.length === 0) {
+      blocks.push({ lang: open.lang, flags: open.flags, text: `${open.lines.join('\n')}\n`, line: open.line });
       open = undefined;
     } else {
       open.lines.push(line.slice(Math.min(open.indent, line.length - line.trimStart().length)));
     }
   }
-  if (open !== undefined) throw new Error(`${path}: a \`\`\`${open.lang} block is never closed`);
+  if (open !== undefined) throw new Error(`${path}:${open.line}: a \`\`\`${open.lang} block is never closed`);
   return blocks;
 }
 

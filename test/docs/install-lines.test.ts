@@ -1,0 +1,64 @@
+// Each README's `npm install` lines name every package its code blocks import (node: built-ins and the
+// reader's own relative modules aside), and install nothing the app runs with -D.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { documentationFiles, ROOT } from './doc-files';
+import { installLines, isDevelopmentTool, packagesImported } from './install-lines';
+
+// The READMEs a reader starts from: the repository's, each package's and each example's.
+const readmes = documentationFiles().filter((doc) => /^(?:(?:packages|examples)\/[^/]+\/)?README\.md$/.test(doc));
+
+describe.each(readmes)('%s', (doc) => {
+  const source = readFileSync(join(ROOT, doc), 'utf8');
+  const lines = installLines(source);
+
+  it('names every package its blocks import in an npm install line', () => {
+    const installed = new Set(lines.flatMap((line) => line.packages));
+    const missing = packagesImported(doc, source).filter((name) => !installed.has(name));
+    expect(missing, `${doc}: its blocks import ${missing.join(', ')}, which no \`npm install\` line names`).toEqual([]);
+  });
+
+  it('installs with -D only tools of development and tests', () => {
+    const misplaced = lines
+      .filter((line) => line.dev)
+      .flatMap((line) => line.packages.filter((name) => !isDevelopmentTool(name)).map((name) => `${name} (${line.command})`));
+    expect(misplaced, `${doc}: these run in the app and would land in devDependencies`).toEqual([]);
+  });
+});
+
+describe('reading install lines', () => {
+  const page = [
+    '```sh',
+    'npm install @hookline/core @hookline/redis redis   # or: ioredis',
+    'npm i -D @hookline/cli',
+    'cd app && npm install ../hookline/packed/hookline-express-0.0.0.tgz',
+    'npm i -g pnpm@10',
+    '```',
+    'In prose: `npm install --save-dev @hookline/testing vitest`, and `npm test` is not one.',
+    '```ts',
+    "import { createReceiver } from '@hookline/core';",
+    "import http from 'node:http';",
+    "import { markDelivered } from './db';",
+    "import { Redis } from 'ioredis';",
+    '```',
+  ].join('\n');
+
+  it('takes shell lines and inline code, a packed tarball as its package, and leaves global installs out', () => {
+    expect(installLines(page)).toEqual([
+      { command: 'npm install @hookline/core @hookline/redis redis', dev: false, packages: ['@hookline/core', '@hookline/redis', 'redis'] },
+      { command: 'npm i -D @hookline/cli', dev: true, packages: ['@hookline/cli'] },
+      { command: 'npm install ../hookline/packed/hookline-express-0.0.0.tgz', dev: false, packages: ['@hookline/express'] },
+      { command: 'npm install --save-dev @hookline/testing vitest', dev: true, packages: ['@hookline/testing', 'vitest'] },
+    ]);
+  });
+
+  it('finds what the blocks import, built-ins and relative modules aside', () => {
+    expect(packagesImported('page.md', page)).toEqual(['@hookline/core', 'ioredis']);
+  });
+
+  it('tells a development tool from a package the app runs', () => {
+    expect(['@hookline/cli', '@hookline/testing', 'vitest', '@types/aws-lambda', 'wrangler'].every(isDevelopmentTool)).toBe(true);
+    expect(['@hookline/core', '@hookline/client', 'express', 'ioredis'].some(isDevelopmentTool)).toBe(false);
+  });
+});
