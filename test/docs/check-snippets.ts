@@ -7,7 +7,7 @@ import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 import { importedPackages } from '../packaging/readme-blocks';
 import { fromRoot, ROOT } from './doc-files';
-import { PLACEHOLDERS } from './placeholders';
+import { PLACEHOLDER_MODULES, PLACEHOLDERS } from './placeholders';
 import { type Fragment, type SnippetModule, snippetModules } from './snippet-modules';
 
 export const SNIPPETS_DIR = join(ROOT, 'test', 'docs', '.snippets');
@@ -124,6 +124,12 @@ export function checkSnippets(docs: string[]): SnippetReport {
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, module.text);
     byPath.set(path.split('\\').join('/'), module);
+  }
+  for (const folder of new Set([...byPath.keys()].map((path) => dirname(path)))) {
+    for (const [name, text] of Object.entries(PLACEHOLDER_MODULES)) {
+      const path = join(folder, name);
+      if (!byPath.has(path.split('\\').join('/'))) writeFileSync(path, text);
+    }
   }
   const placeholders = join(SNIPPETS_DIR, 'placeholders.d.ts');
   writeFileSync(placeholders, PLACEHOLDERS);

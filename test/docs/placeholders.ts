@@ -27,3 +27,11 @@ declare function myStore(options: { client: MyDbClient }): import('@hookline/cor
 declare const Bun: { serve(options: { fetch(request: Request): Response | Promise<Response> }): unknown };
 declare const Deno: { serve(handler: (request: Request) => Response | Promise<Response>): unknown };
 `;
+
+/**
+ * The reader's own modules that a block imports by a relative path (`import { slowThing } from
+ * './slow-thing'`): written beside the blocks of every Markdown file that does not show them itself.
+ */
+export const PLACEHOLDER_MODULES: Record<string, string> = {
+  'slow-thing.ts': 'export declare function slowThing(...args: unknown[]): Promise<void>;\n',
+};
