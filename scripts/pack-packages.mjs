@@ -64,9 +64,25 @@ export async function packPackage(pkg, destination) {
   return resolve(destination, filename);
 }
 
-/** Packs every package concurrently; resolves to the packages with their `tarball` paths. */
+/**
+ * Packs the packages with one recursive `pnpm pack` (the same packing as packPackage, without a
+ * pnpm start-up per package: about a tenth of the CPU); resolves to the packages with their `tarball` paths.
+ */
 export async function packAll(destination, packages = listPackages()) {
-  return Promise.all(packages.map(async (pkg) => ({ ...pkg, tarball: await packPackage(pkg, destination) })));
+  if (packages.length === 0) return [];
+  const filters = packages.flatMap((pkg) => ['--filter', pkg.name]);
+  const { stdout } = await run('pnpm', ['--recursive', ...filters, 'pack', '--json', '--pack-destination', destination], {
+    cwd: ROOT,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const start = stdout.search(/[[{]/);
+  const report = start >= 0 ? JSON.parse(stdout.slice(start)) : [];
+  const tarballs = new Map((Array.isArray(report) ? report : [report]).map((entry) => [entry.name, resolve(destination, entry.filename)]));
+  return packages.map((pkg) => {
+    const tarball = tarballs.get(pkg.name);
+    if (tarball === undefined) throw new Error(`pnpm pack did not pack ${pkg.name}:\n${stdout.slice(0, 2000)}`);
+    return { ...pkg, tarball };
+  });
 }
 
 /**

@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listPackages, missingBuildFiles, packPackage, ROOT } from '../../scripts/pack-packages.mjs';
 import { freePort, retryOnPortClash } from '../support/free-port';
+import { cleanEnv, sleep, within } from './fresh-project';
 import { type CollectedSpan, startOtlpCollector } from './otlp-collector';
 import { type CodeBlock, codeBlocks, importedPackages, installSpecs, theBlock } from './readme-blocks';
 
@@ -94,25 +95,6 @@ receiver.on('message.delivered', async () => {
 });
 http.createServer(createNodeHandler(receiver, { path: '/webhooks' })).listen(Number(process.env.PORT), '127.0.0.1');
 `;
-}
-
-/** This process's environment without npm's, Node's and OpenTelemetry's own settings, plus `extra`. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const inherited = Object.entries(process.env).filter(
-    ([key]) => !key.toLowerCase().startsWith('npm_') && !key.startsWith('OTEL_') && key !== 'NODE_OPTIONS',
-  );
-  return { ...Object.fromEntries(inherited), ...extra };
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` every 100 ms until it returns something, for at most `ms`; then throws `message()`. */
-async function within<T>(ms: number, check: () => T | undefined, message: () => string): Promise<T> {
-  for (const deadline = Date.now() + ms; ; await sleep(100)) {
-    const found = check();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(message());
-  }
 }
 
 /** A fresh project: package.json with these dependencies, these files, `npm install`. */

@@ -9,7 +9,7 @@
 // @hookline/testing must load there, as a script outside any test run loads it. Needs `pnpm build` first, which
 // .ci/run does; on a developer's machine without a build it is skipped with the reason printed.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -25,6 +25,7 @@ import {
   node16RequireProgram,
   withoutTestRunnerProgram,
 } from './consumers';
+import { link, workspaceCopy } from './fresh-project';
 
 const exec = promisify(execFile);
 
@@ -54,20 +55,6 @@ const NOT_REQUIRABLE: Record<string, string> = {
 const childEnv = Object.fromEntries(
   Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')),
 ) as NodeJS.ProcessEnv;
-
-/** Where the workspace has a package installed (for peers: the user installs them, we link ours). */
-function workspaceCopy(name: string, owner?: string): string | undefined {
-  const places = [join(ROOT, 'test', 'node_modules'), ...(owner ? [join(owner, 'node_modules')] : []), join(ROOT, 'node_modules')];
-  const found = places.map((place) => join(place, name)).find((path) => existsSync(join(path, 'package.json')));
-  return found === undefined ? undefined : realpathSync(found);
-}
-
-function link(project: string, name: string, target: string): void {
-  const at = join(project, 'node_modules', name);
-  if (existsSync(at)) return;
-  mkdirSync(dirname(at), { recursive: true });
-  symlinkSync(target, at, 'dir');
-}
 
 async function run(file: string, args: string[], cwd: string): Promise<string> {
   try {

@@ -85,3 +85,37 @@ export function importedPackages(source: string): string[] {
     );
   return [...new Set(names)].sort();
 }
+
+/** The first block of `lang` in the Markdown file at `path` (a package README's quick start). */
+export function firstBlock(path: string, lang: string): CodeBlock {
+  const found = codeBlocks(path).find((block) => block.lang === lang);
+  if (found === undefined) throw new Error(`${path}: no \`\`\`${lang} block`);
+  return found;
+}
+
+/** Every `npm install …` line of the Markdown file's shell blocks (comments after `#` cut off). */
+export function installLines(path: string): string[] {
+  return codeBlocks(path)
+    .filter((block) => block.lang === 'sh')
+    .flatMap((block) => block.text.split('\n'))
+    .map((line) => line.replace(/#.*$/, '').trim())
+    .filter((line) => /^npm (install|i) /.test(line));
+}
+
+/**
+ * The files one block shows, named by the comment that opens each (`// lib/receiver.ts`,
+ * `// app/webhooks/route.ts (App Router)`): path → text, the naming comment kept. Throws when code
+ * comes before the first name.
+ */
+export function blockFiles(block: CodeBlock): Record<string, string> {
+  const files: Record<string, string[]> = {};
+  let current: string[] | undefined;
+  for (const line of block.text.replace(/\n$/, '').split('\n')) {
+    const name = /^\/\/ ([\w@./[\]-]+\.(?:ts|tsx|mts|cts|js|mjs|cjs))(?=[\s:]|$)/.exec(line)?.[1];
+    if (name !== undefined) current = files[name] = [];
+    else if (current === undefined && line.trim() !== '')
+      throw new Error(`a block's code comes before the comment naming its file: ${line}`);
+    current?.push(line);
+  }
+  return Object.fromEntries(Object.entries(files).map(([name, lines]) => [name, `${lines.join('\n').trimEnd()}\n`]));
+}

@@ -1,0 +1,665 @@
+// Every quick start the READMEs give, run as written from the packed tarballs in one fresh project
+// outside the repository: the main README's, each adapter's, the emulator's and each store's (the
+// OpenTelemetry one has its own test beside this one; queue mode's, with its worker, another), and
+// the READMEs' `hookline` command lines. All tarballs are installed with one `npm install`, as the main
+// README says to install from a clone; the frameworks, database clients and tools a user already has
+// are linked from the workspace's install, so nothing is fetched.
+//
+// Each snippet is written into the project as the README shows it and started as its README says:
+// TypeScript with tsx (the workspace's), the emulator's script with plain `node`, shell lines with
+// bash. What the README leaves to the user is added around it, never into it: the functions its
+// handlers call (`markDelivered`, `db`, `audit`: stand-ins that print their call) and what a platform
+// does with a module it exports (quick-start-harnesses.ts). It listens on PORT, which every snippet
+// reads. Then one signed delivery must be answered 200 with the handler run once, the same delivery
+// again 200 as a duplicate without running it, and a wrong signature 401 in the error shape. Every
+// `@hookline/*` package a snippet imports must be in its README's install line.
+//
+// Not run as a whole here: Next.js (its routes are called as Next calls them, the App Router's POST
+// with a Request and the Pages Router's default export with node's req and res; a `next build` takes
+// minutes: test/examples/next-build.smoke.test.ts builds one) and NestJS, whose quick start needs the
+// user's repository class and tsc's decorator metadata (the packaging test compiles and runs a NestJS
+// app from the tarballs). Needs `pnpm build` first, like the packaging test.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { createDelivery, createSignedPayload, requireServer, serializeDelivery } from '@hookline/testing';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listPackages, missingBuildFiles, type PackedPackage, packAll, ROOT } from '../../scripts/pack-packages.mjs';
+import { freePort } from '../support/free-port';
+import { REDIS_URL, requirePostgres, requireRedis } from '../support/servers';
+import { cleanEnv, link, within, workspaceCopy } from './fresh-project';
+import {
+  DYNALITE_TABLE,
+  honoOnNode,
+  invokeEach,
+  nextPagesRoute,
+  nitroRoute,
+  restApiEvent,
+  STAND_INS,
+  wranglerDev,
+} from './quick-start-harnesses';
+import { type App, type Child, type Processes, processesIn } from './quick-start-processes';
+import { MYSQL_URL, mysqlServer, postgresServer, startDynalite, withDatabase } from './quick-start-servers';
+import {
+  blockFiles,
+  type CodeBlock,
+  codeBlocks,
+  firstBlock,
+  importedPackages,
+  installLines,
+  installSpecs,
+  theBlock,
+} from './readme-blocks';
+
+const exec = promisify(execFile);
+
+const SECRET = 'whsec_quick_start';
+const MAIN_README = join(ROOT, 'README.md');
+const readme = (folder: string) => join(ROOT, 'packages', folder, 'README.md');
+const EMULATOR_README = join(ROOT, 'packages', 'testing', 'src', 'emulator', 'README.md');
+const QUICK_START_MS = 120_000;
+
+/** What a user of these quick starts already has installed: linked from the workspace's copies. */
+const THIRD_PARTY = [
+  'express',
+  'hono',
+  '@hono/node-server',
+  'fastify',
+  'koa',
+  'koa-bodyparser',
+  'h3',
+  'h3-v1',
+  'redis',
+  'pg',
+  'mysql2',
+  'better-sqlite3',
+  '@aws-sdk/client-dynamodb',
+  'esbuild',
+  'miniflare',
+];
+
+/** node:sqlite without a flag: Node 22.13 and later, as the sqlite README says. */
+const [nodeMajor = 0, nodeMinor = 0] = process.versions.node.split('.').map(Number);
+const hasNodeSqlite = nodeMajor > 22 || (nodeMajor === 22 && nodeMinor >= 13);
+/** Whether the workspace's better-sqlite3 loads on this Node: its binary is built for the Node that installed it. */
+const betterSqliteLoads = (() => {
+  try {
+    const Database = createRequire(join(ROOT, 'test', 'package.json'))('better-sqlite3') as new (path: string) => { close(): void };
+    new Database(':memory:').close();
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+const packages = listPackages();
+const unbuilt = packages.filter((pkg) => missingBuildFiles(pkg).length > 0).map((pkg) => pkg.name);
+const skipReason =
+  unbuilt.length > 0 && !process.env.CI ? `quick-start test skipped: ${unbuilt.join(', ')} not built; run \`pnpm build\` first` : undefined;
+if (skipReason) console.warn(skipReason);
+const [redis, postgres, mariadb] = await Promise.all([
+  requireRedis(),
+  requirePostgres(),
+  requireServer('MySQL/MariaDB', MYSQL_URL, { defaultPort: 3306 }),
+]);
+
+// ---- The project ----------------------------------------------------------------------------------
+
+let project = '';
+let run: Processes;
+
+/** The main README's way to install from a clone: every tarball in one `npm install`, core among them. */
+async function createProject(work: string, packed: PackedPackage[]): Promise<string> {
+  const dir = join(work, 'app');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'quick-starts', private: true, type: 'module' }, null, 2));
+  const flags = ['--prefer-offline', '--no-audit', '--no-fund', '--legacy-peer-deps', '--ignore-scripts', '--loglevel=error'];
+  try {
+    await exec('npm', ['install', ...flags, ...packed.map((pkg) => pkg.tarball)], { cwd: dir, env: cleanEnv(), maxBuffer: 16 << 20 });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`npm install of the tarballs failed:\n${stdout}\n${stderr}`, { cause: error });
+  }
+  for (const name of THIRD_PARTY) {
+    const target = workspaceCopy(name, undefined, true);
+    if (target === undefined) throw new Error(`the workspace has no ${name} installed to link`);
+    link(dir, name, target);
+  }
+  writeFileSync(join(dir, 'stand-ins.mjs'), STAND_INS);
+  return dir;
+}
+
+/** Writes `files` into the project's folder `name`; returns the folder. */
+function quickStart(name: string, files: Record<string, string>): string {
+  const dir = join(project, name);
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  return dir;
+}
+
+// ---- Deliveries and what must come back -----------------------------------------------------------
+
+interface Payload {
+  body: string;
+  headers: Record<string, string>;
+}
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/** A signed message.delivered, the same bytes again (a retry), and another one signed with the wrong secret. */
+function threeDeliveries(): { messageId: string; deliveryId: string; payloads: Payload[] } {
+  const id = randomBytes(8).toString('hex');
+  const delivery = createDelivery('message.delivered', { messageId: `msg_quick_start_${id}` }, { deliveryId: `wdl_quick_start_${id}` });
+  const body = serializeDelivery(delivery);
+  const signed = { body, headers: createSignedPayload(body, SECRET).headers };
+  const other = serializeDelivery(createDelivery('message.delivered', {}, { deliveryId: `wdl_quick_start_forged_${id}` }));
+  const forged = { body: other, headers: createSignedPayload(other, 'whsec_not_the_webhooks_secret').headers };
+  return { messageId: delivery.data.messageId, deliveryId: delivery.deliveryId, payloads: [signed, signed, forged] };
+}
+
+/** The inputs of a fetch harness: each payload as a POST to /webhooks. */
+const requestsOf = (payloads: Payload[]) => payloads.map((payload) => ({ url: 'http://127.0.0.1/webhooks', method: 'POST', ...payload }));
+
+async function postEach(url: string, payloads: Payload[]): Promise<Answer[]> {
+  const answers: Answer[] = [];
+  for (const { body, headers } of payloads) {
+    const response = await fetch(url, { method: 'POST', body, headers });
+    answers.push({ status: response.status, body: await response.text() });
+  }
+  return answers;
+}
+
+const json = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+/** 200 and handled; 200 and a duplicate; 401 in the error shape. */
+function expectAnswers(answers: Answer[]): void {
+  const [first, again, forged] = answers.map((answer) => ({ status: answer.status, body: json(answer.body) }));
+  expect(first).toEqual({ status: 200, body: { ok: true } });
+  expect(again).toEqual({ status: 200, body: { ok: true, duplicate: true } });
+  expect(forged).toEqual({
+    status: 401,
+    body: { error: { code: 'INVALID_SIGNATURE', message: expect.any(String), details: expect.any(Object) } },
+  });
+}
+
+/** The stand-in calls a quick start printed (one JSON line each). */
+function calls(output: string): { called: string; args: unknown[] }[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{"called":'))
+    .map((line) => JSON.parse(line) as { called: string; args: unknown[] });
+}
+
+const callsOf = (output: string, called: string, first: unknown) =>
+  calls(output).filter((call) => call.called === called && call.args[0] === first);
+
+/** The handler ran once for the message: `called` was called once with `messageId` first. */
+async function expectCalledOnce(child: Child, called: string, messageId: string): Promise<void> {
+  await within(
+    10_000,
+    () => (callsOf(child.output(), called, messageId).length > 0 ? true : undefined),
+    () => `the handler never called ${called}(${messageId}); output:\n${child.output()}`,
+  );
+  expect(callsOf(child.output(), called, messageId)).toHaveLength(1);
+}
+
+/** Serves, delivers over HTTP, checks the answers and that the handler called `called` once; stops. */
+async function expectServes(
+  dir: string,
+  entry: string,
+  called: string | undefined,
+  options: { path?: string; env?: Record<string, string> } = {},
+): Promise<{ deliveryId: string }> {
+  const app = await run.serve(dir, entry, options);
+  try {
+    const { messageId, deliveryId, payloads } = threeDeliveries();
+    expectAnswers(await postEach(app.url, payloads));
+    if (called !== undefined) await expectCalledOnce(app, called, messageId);
+    return { deliveryId };
+  } finally {
+    await app.stop();
+  }
+}
+
+// ---- Reading the READMEs --------------------------------------------------------------------------
+
+const blockWith = (path: string, what: string, test: (block: CodeBlock) => boolean) => theBlock(path, what, test).text;
+
+/** The main README's quick start, also the receiver its shell lines talk to. */
+const mainQuickStart = () =>
+  blockWith(MAIN_README, 'the quick start', (block) => block.lang === 'ts' && block.text.includes('PermanentFailure }'));
+
+/** Each `@hookline/*` package the sources import is in one of the README's `npm install` lines. */
+function expectInstalled(readmePath: string, ...sources: string[]): void {
+  const installed = installLines(readmePath).flatMap((line) => installSpecs(line).map((spec) => spec.name));
+  const ours = sources.flatMap((source) => importedPackages(source)).filter((name) => name.startsWith('@hookline/'));
+  for (const name of ours)
+    expect(installed, `${readmePath}: its install line leaves out ${name}, which its quick start imports`).toContain(name);
+}
+
+/** The sqlite quick start as its `// Node 20:` comment says to write it: that line instead of the node:sqlite one. */
+function withNode20Line(source: string): string {
+  const lines = source.split('\n');
+  const comment = lines.findIndex((line) => line.startsWith('// Node 20: '));
+  const nodeSqlite = lines.findIndex((line) => line.includes('sqliteStore({ filename:'));
+  if (comment < 0 || nodeSqlite < 0)
+    throw new Error('the sqlite quick start has no `// Node 20:` line, or no node:sqlite line for it to replace');
+  lines[nodeSqlite] = lines[comment]?.slice('// Node 20: '.length) ?? '';
+  lines.splice(comment, 1);
+  return lines.join('\n');
+}
+
+/** A shell block's commands: comments cut off, blank lines dropped. */
+function shellCommands(block: string): string[] {
+  return block
+    .split('\n')
+    .map((line) => line.replace(/(^|\s+)#.*$/, '').trim())
+    .filter((line) => line !== '');
+}
+
+/** A command line with the receiver's port 3000 (not free on a shared machine) replaced by `port`. */
+const onPort = (line: string, port: number) => line.replaceAll(':3000/', `:${port}/`);
+
+/**
+ * Runs a README's block of `hookline` commands with bash, as a user pastes it, against the main
+ * quick start started with the secret the block exports. `verify` is given what it names: a body.json
+ * and its signature in SIG.
+ */
+async function expectShellBlockRuns(block: string): Promise<void> {
+  const secret = /^export HOOKLINE_SECRET=(\S+)/m.exec(block)?.[1] ?? '';
+  expect(secret, 'the block exports HOOKLINE_SECRET').not.toBe('');
+  const body = serializeDelivery(createDelivery('message.delivered'));
+  const dir = quickStart(`shell-${randomBytes(4).toString('hex')}`, { 'app.ts': mainQuickStart(), 'body.json': body });
+  const port = await freePort();
+  const app = await run.serveOn(dir, 'app.ts', port, { WEBHOOK_SECRET: secret });
+  try {
+    const signature = createSignedPayload(body, secret).headers['x-service-signature'] ?? '';
+    const { code, output } = await run.runShell(dir, onPort(block, port), { SIG: signature });
+    expect(code, output).toBe(0);
+    expect(
+      calls(app.output()).some((call) => call.called === 'db.messages.markDelivered'),
+      app.output(),
+    ).toBe(true);
+  } finally {
+    await app.stop();
+  }
+}
+
+// ---- The quick starts -----------------------------------------------------------------------------
+
+describe.skipIf(skipReason !== undefined)('every quick start, run as its README writes it, from the packed tarballs', () => {
+  let work = '';
+  let packed: PackedPackage[] = [];
+
+  beforeAll(async () => {
+    if (unbuilt.length > 0) throw new Error(`${unbuilt.join(', ')} not built: run \`pnpm build\` before the tests (.ci/run does)`);
+    work = mkdtempSync(join(tmpdir(), 'hookline-quick-starts-'));
+    const tarballs = join(work, 'tarballs');
+    mkdirSync(tarballs);
+    packed = await packAll(tarballs, packages);
+    project = await createProject(work, packed);
+    // The emulator's quick start is a script its README runs with `node` itself.
+    run = processesIn(project, { WEBHOOK_SECRET: SECRET }, ['emulate.mjs']);
+  }, 300_000);
+
+  afterAll(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('README.md, Try it from a clone: the install line names the tarballs `pnpm pack` writes', () => {
+    const line = installLines(MAIN_README).find((candidate) => candidate.includes('/packed/'));
+    expect(line, 'an `npm install ../hookline/packed/….tgz` line').toBeDefined();
+    const named = (line ?? '').split(/\s+/).filter((word) => word.endsWith('.tgz'));
+    expect(named.length).toBeGreaterThan(0);
+    const written = packed.map((pkg) => basename(pkg.tarball));
+    for (const file of named) expect(written).toContain(basename(file));
+  });
+
+  it.concurrent(
+    'README.md: the quick start on node:http',
+    async () => {
+      const source = mainQuickStart();
+      expectInstalled(MAIN_README, source);
+      const dir = quickStart('main', { 'app.ts': source });
+      const app = await run.serve(dir, 'app.ts');
+      try {
+        const { messageId, deliveryId, payloads } = threeDeliveries();
+        expectAnswers(await postEach(app.url, payloads));
+        await expectCalledOnce(app, 'db.messages.markDelivered', messageId);
+        // The group handler ('message.*') ran too, once.
+        expect(calls(app.output()).filter((call) => call.called === 'audit.log' && call.args[1] === deliveryId)).toHaveLength(1);
+      } finally {
+        await app.stop();
+      }
+    },
+    QUICK_START_MS,
+  );
+
+  it.concurrent(
+    '@hookline/core: node:http',
+    async () => {
+      const source = firstBlock(readme('core'), 'ts').text;
+      expectInstalled(readme('core'), source);
+      await expectServes(quickStart('core', { 'app.ts': source }), 'app.ts', 'markDelivered');
+    },
+    QUICK_START_MS,
+  );
+
+  for (const framework of ['express', 'fastify', 'koa'] as const) {
+    it.concurrent(
+      `@hookline/${framework}`,
+      async () => {
+        const source = firstBlock(readme(framework), 'ts').text;
+        expectInstalled(readme(framework), source);
+        await expectServes(quickStart(framework, { 'app.ts': source }), 'app.ts', 'markDelivered');
+      },
+      QUICK_START_MS,
+    );
+  }
+
+  it.concurrent(
+    '@hookline/hono: on Node as its comment says (@hono/node-server), and its default export as a fetch runtime calls it',
+    async () => {
+      const source = firstBlock(readme('hono'), 'ts').text;
+      expectInstalled(readme('hono'), source);
+      const serveLine = /on Node: (serve\(.+\))\s*$/m.exec(source)?.[1];
+      expect(serveLine, 'the `on Node: serve(…)` comment').toBeDefined();
+      const dir = quickStart('hono', {
+        'app.ts': source,
+        'node.mjs': honoOnNode('./app.ts', serveLine ?? ''),
+        'fetch.mjs': invokeEach('./app.ts', 'default', 'fetch'),
+      });
+      await expectServes(dir, 'node.mjs', 'markDelivered');
+      // Bun, Deno and Workers call the default export's fetch with each Request.
+      const { messageId, payloads } = threeDeliveries();
+      const fetched = await run.invoke(dir, 'fetch.mjs', requestsOf(payloads));
+      expectAnswers(fetched.results as Answer[]);
+      expect(callsOf(fetched.output, 'markDelivered', messageId)).toHaveLength(1);
+    },
+    QUICK_START_MS,
+  );
+
+  it.concurrent(
+    '@hookline/h3: h3 v2 with serve(), and the Nuxt files mounted as Nitro mounts them (h3 v1)',
+    async () => {
+      const path = readme('h3');
+      const v2 = blockWith(path, 'the h3 v2 app', (block) => block.text.includes('new H3()'));
+      const nuxt = codeBlocks(path)
+        .filter((block) => block.text.startsWith('// server/'))
+        .map(blockFiles);
+      expect(nuxt.flatMap(Object.keys)).toEqual(['server/utils/receiver.ts', 'server/api/webhooks.post.ts']);
+      expectInstalled(path, v2, ...nuxt.flatMap(Object.values));
+      const dir = quickStart('h3', {
+        'app.ts': v2,
+        ...Object.assign({}, ...nuxt),
+        'nitro.mjs': nitroRoute('./server/api/webhooks.post.ts'),
+      });
+      await expectServes(dir, 'app.ts', 'markDelivered');
+      await expectServes(dir, 'nitro.mjs', 'markDelivered', { path: '/api/webhooks' });
+    },
+    QUICK_START_MS,
+  );
+
+  it.concurrent(
+    '@hookline/next: the App Router route called with Requests, the Pages Router route with node req/res',
+    async () => {
+      const path = readme('next');
+      const appRouter = blockFiles(theBlock(path, 'the App Router files', (block) => block.text.startsWith('// lib/receiver.ts')));
+      expect(Object.keys(appRouter)).toEqual(['lib/receiver.ts', 'app/webhooks/route.ts']);
+      const pages = blockFiles(theBlock(path, 'the Pages Router route', (block) => block.text.startsWith('// pages/api/')));
+      expectInstalled(path, ...Object.values(appRouter), ...Object.values(pages));
+      const dir = quickStart('next', {
+        ...appRouter,
+        ...pages,
+        // The `@/` alias of every create-next-app project.
+        'tsconfig.json': JSON.stringify({ compilerOptions: { baseUrl: '.', paths: { '@/*': ['./*'] } } }),
+        'app-router.mjs': invokeEach('./app/webhooks/route.ts', 'POST', 'fetch'),
+        'pages-router.mjs': nextPagesRoute('./pages/api/webhooks.ts'),
+      });
+      const { messageId, payloads } = threeDeliveries();
+      const routed = await run.invoke(dir, 'app-router.mjs', requestsOf(payloads));
+      expectAnswers(routed.results as Answer[]);
+      expect(callsOf(routed.output, 'markDelivered', messageId)).toHaveLength(1);
+      await expectServes(dir, 'pages-router.mjs', 'markDelivered', { path: '/api/webhooks' });
+    },
+    QUICK_START_MS,
+  );
+  it.concurrent(
+    '@hookline/testing: the emulator quick start, a plain `node` script',
+    async () => {
+      const source = blockWith(EMULATOR_README, 'emulate.mjs', (block) => block.text.startsWith('// emulate.mjs\n'));
+      expectInstalled(EMULATOR_README, source);
+      const dir = quickStart('emulator', { 'emulate.mjs': source });
+      const { ended, output } = await run.runToEnd(dir, 'emulate.mjs', { PORT: String(await freePort()) });
+      expect(ended, output).toBe('exit code 0');
+      expect(output).toMatch(/^delivered msg_\w+$/m); // the receiver's handler
+      expect(output).toMatch(/^200 http:\/\/127\.0\.0\.1:\d+\/?$/m); // the first attempt's answer, the inspector's address
+    },
+    QUICK_START_MS,
+  );
+
+  it.skipIf(!redis.reachable).concurrent(
+    '@hookline/redis: against the Redis at REDIS_URL',
+    async () => {
+      const source = firstBlock(readme('redis'), 'ts').text;
+      expectInstalled(readme('redis'), source);
+      const { deliveryId } = await expectServes(quickStart('redis', { 'app.ts': source }), 'app.ts', 'markDelivered', {
+        env: { REDIS_URL },
+      });
+      const client = createClient({ url: REDIS_URL });
+      await client.connect();
+      const key = `hookline:{${deliveryId}}`; // the store's key: namespace, then the deliveryId as hash tag
+      try {
+        expect(await client.exists(key)).toBe(1);
+      } finally {
+        await client.del(key);
+        await client.quit();
+      }
+    },
+    QUICK_START_MS,
+  );
+
+  it.skipIf(!postgres.reachable).concurrent(
+    '@hookline/postgres: against PostgreSQL, in a database of its own',
+    async () => {
+      const source = firstBlock(readme('postgres'), 'ts').text;
+      expectInstalled(readme('postgres'), source);
+      await withDatabase(postgresServer, async (url) => {
+        await expectServes(quickStart('postgres', { 'app.ts': source }), 'app.ts', 'markDelivered', { env: { DATABASE_URL: url } });
+        const pool = new pg.Pool({ connectionString: url });
+        try {
+          // ensureSchema() made the table, and the delivery's row is in it.
+          const { rows } = await pool.query('SELECT count(*)::int AS n FROM hookline_idempotency');
+          expect(rows[0].n).toBe(1);
+        } finally {
+          await pool.end();
+        }
+      });
+    },
+    QUICK_START_MS,
+  );
+
+  it.skipIf(!mariadb.reachable).concurrent(
+    '@hookline/mysql: against MariaDB/MySQL, in a database of its own',
+    async () => {
+      const source = firstBlock(readme('mysql'), 'ts').text;
+      expectInstalled(readme('mysql'), source);
+      await withDatabase(mysqlServer, async (url) => {
+        await expectServes(quickStart('mysql', { 'app.ts': source }), 'app.ts', 'markDelivered', { env: { MYSQL_URL: url } });
+        const connection = await mysql.createConnection({ uri: url });
+        try {
+          const [rows] = await connection.query('SELECT COUNT(*) AS n FROM hookline_idempotency');
+          expect(Number((rows as { n: number }[])[0]?.n)).toBe(1);
+        } finally {
+          await connection.end();
+        }
+      });
+    },
+    QUICK_START_MS,
+  );
+
+  // The line as written needs node:sqlite (Node 22.13+); the README's Node 20 line, better-sqlite3, runs
+  // wherever the workspace's better-sqlite3 binary loads (the Node that installed it). One of them always does.
+  it.concurrent(
+    `@hookline/sqlite: ${[hasNodeSqlite && 'as written (node:sqlite)', betterSqliteLoads && 'its Node 20 line (better-sqlite3)'].filter(Boolean).join(', and ')}`,
+    async () => {
+      expect(hasNodeSqlite || betterSqliteLoads, 'neither node:sqlite nor better-sqlite3 on this Node').toBe(true);
+      const source = firstBlock(readme('sqlite'), 'ts').text;
+      const node20 = withNode20Line(source);
+      expectInstalled(readme('sqlite'), source, node20);
+      const dir = quickStart('sqlite', { 'app.ts': source, 'node20.ts': node20 });
+      for (const entry of [...(hasNodeSqlite ? ['app.ts'] : []), ...(betterSqliteLoads ? ['node20.ts'] : [])]) {
+        rmSync(join(dir, 'hookline.db'), { force: true });
+        await expectServes(dir, entry, 'markDelivered');
+        expect(existsSync(join(dir, 'hookline.db')), `${entry} made ./hookline.db`).toBe(true);
+      }
+    },
+    QUICK_START_MS,
+  );
+
+  it.concurrent(
+    '@hookline/dynamodb and @hookline/aws-lambda: the handler invoked with API Gateway events, its store in dynalite',
+    async () => {
+      const setup = firstBlock(readme('dynamodb'), 'ts').text;
+      const lambda = firstBlock(readme('aws-lambda'), 'ts').text;
+      expectInstalled(readme('dynamodb'), setup);
+      expectInstalled(readme('aws-lambda'), lambda);
+      const tableName = /tableName: '([^']+)'/.exec(setup)?.[1];
+      expect(tableName, "the dynamodb quick start's table name").toBeDefined();
+      const dynalite = await startDynalite();
+      try {
+        const env = {
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: 'quick-start',
+          AWS_SECRET_ACCESS_KEY: 'quick-start',
+          AWS_ENDPOINT_URL_DYNAMODB: dynalite.url,
+          TABLE_NAME: tableName ?? '',
+        };
+        const dir = quickStart('aws', {
+          'table.mjs': DYNALITE_TABLE,
+          'dynamodb.ts': setup,
+          'handler.ts': lambda,
+          'invoke.mjs': invokeEach('./handler.ts', 'handler', 'lambda'),
+        });
+        // dynalite has no UpdateTimeToLive, which createDynamoDbTable sends after creating a table: the
+        // table is made first without it, so the README's call takes its "already there" path.
+        for (const script of ['table.mjs', 'dynamodb.ts']) {
+          const { ended, output } = await run.runToEnd(dir, script, env);
+          expect(ended, `${script}:\n${output}`).toBe('exit code 0');
+        }
+        const { messageId, payloads } = threeDeliveries();
+        const events = payloads.map(({ body, headers }, index) => restApiEvent(body, headers, `request-${index}`));
+        const invoked = await run.invoke(dir, 'invoke.mjs', events, env);
+        const results = invoked.results as { statusCode: number; body: string }[];
+        expectAnswers(results.map(({ statusCode, body }) => ({ status: statusCode, body })));
+        expect(callsOf(invoked.output, 'markDelivered', messageId)).toHaveLength(1);
+      } finally {
+        await dynalite.close();
+      }
+    },
+    QUICK_START_MS,
+  );
+
+  it.concurrent(
+    '@hookline/cloudflare: the Worker in workerd (Miniflare, as `wrangler dev` runs it), its Durable Object as the store',
+    async () => {
+      const path = readme('cloudflare');
+      const worker = blockFiles(theBlock(path, 'src/worker.ts', (block) => block.text.startsWith('// src/worker.ts\n')));
+      const toml = blockWith(path, 'wrangler.toml', (block) => block.text.startsWith('# wrangler.toml\n'));
+      expectInstalled(path, ...Object.values(worker));
+      const binding = {
+        name: /^name = "([^"]+)"/m.exec(toml)?.[1] ?? 'no binding name',
+        className: /^class_name = "([^"]+)"/m.exec(toml)?.[1] ?? 'no class_name',
+        sqlite: /^new_sqlite_classes = /m.test(toml),
+      };
+      const dir = quickStart('cloudflare', { ...worker, 'dev.mjs': wranglerDev('./src/worker.ts', binding) });
+      // Its handler body is the user's (`/* … */`): answered { ok: true }, not `unhandled`, it ran; the
+      // repeat answered as a duplicate went through the Durable Object.
+      await expectServes(dir, 'dev.mjs', undefined);
+    },
+    QUICK_START_MS,
+  );
+  it.concurrent(
+    'packages/cli README, Ten lines: each command, run by bash, against the main quick start',
+    async () => {
+      await expectShellBlockRuns(
+        blockWith(readme('cli'), 'the ten lines', (block) => block.lang === 'sh' && block.text.startsWith('export HOOKLINE_SECRET=')),
+      );
+    },
+    QUICK_START_MS,
+  );
+
+  it.concurrent(
+    'README.md, Test and debug locally: each command, run by bash, against the main quick start',
+    async () => {
+      await expectShellBlockRuns(
+        blockWith(MAIN_README, 'the hookline commands', (block) => block.lang === 'sh' && block.text.startsWith('export HOOKLINE_SECRET=')),
+      );
+    },
+    QUICK_START_MS,
+  );
+
+  it.concurrent(
+    'README.md and the cli README: the emulator loop (`hookline emulator`, `webhooks create`, `trigger`) with the main quick start as the receiver',
+    async () => {
+      const isLoop = (block: CodeBlock) => block.lang === 'sh' && block.text.startsWith('npx hookline emulator ');
+      const loop = shellCommands(blockWith(MAIN_README, 'the emulator loop', isLoop));
+      expect(shellCommands(blockWith(readme('cli'), 'the emulator loop', isLoop)), 'the same loop in both READMEs').toEqual(loop);
+      const [emulatorLine, createLine, triggerLine, ...more] = loop;
+      expect([emulatorLine, createLine, triggerLine, more]).toEqual([
+        'npx hookline emulator',
+        expect.stringMatching(/^npx hookline webhooks create --url http:\/\/127\.0\.0\.1:3000\/webhooks /),
+        expect.stringMatching(/^npx hookline trigger /),
+        [],
+      ]);
+      const dir = quickStart('emulator-loop', { 'app.ts': mainQuickStart() });
+      const emulator = run.startShell(dir, emulatorLine ?? '');
+      let receiver: App | undefined;
+      try {
+        // "prints `export SERVICE_BASE_URL=… SERVICE_API_KEY=…` (run it)"
+        const exported = await within(
+          30_000,
+          () => /^\s*export (SERVICE_BASE_URL=\S+ SERVICE_API_KEY=\S+)\s*$/m.exec(emulator.output())?.[1],
+          () => `\`hookline emulator\` printed no export line:\n${emulator.output()}`,
+        );
+        const serviceEnv = Object.fromEntries(exported.split(' ').map((pair) => pair.split('=', 2) as [string, string]));
+        const port = await freePort();
+        const created = await run.runShell(dir, onPort(createLine ?? '', port), serviceEnv);
+        expect(created.code, created.output).toBe(0);
+        const signingSecret = /^signingSecret: (whsec_\S+)$/m.exec(created.output)?.[1];
+        expect(signingSecret, created.output).toBeDefined();
+        receiver = await run.serveOn(dir, 'app.ts', port, { WEBHOOK_SECRET: signingSecret ?? '' });
+        const triggered = await run.runShell(dir, triggerLine ?? '', serviceEnv);
+        expect(triggered.code, triggered.output).toBe(0);
+        expect(triggered.output).toMatch(/\b200\b/);
+        const app = receiver;
+        await within(
+          10_000,
+          () => (calls(app.output()).some((call) => call.called === 'db.messages.markDelivered') ? true : undefined),
+          () => `the receiver's handler never ran:\n${app.output()}`,
+        );
+      } finally {
+        await receiver?.stop();
+        await emulator.stop();
+      }
+    },
+    QUICK_START_MS,
+  );
+});
