@@ -173,7 +173,11 @@ describe.skipIf(!postgresServer.reachable)('transactional handlers across proces
       );
       expect(statuses[0]).toBe(409); // the dead process's lease was still live
       expect(statuses.at(-1)).toBe(200);
-      expect(await rowsOf([id])).toMatchObject([{ delivery_id: id, attempt: 2 }]);
+      // One row, committed by a later claim than the dead process's first: usually the second, but on a
+      // loaded machine a survivor's claim may time out once more (503) before one commits.
+      const rows = await rowsOf([id]);
+      expect(rows, `answers: ${statuses.join(', ')}`).toMatchObject([{ delivery_id: id }]);
+      expect(rows[0]?.attempt, `answers: ${statuses.join(', ')}`).toBeGreaterThanOrEqual(2);
       expect(receivers.flatMap((r) => r.lines).filter((line) => line.started === id)).toHaveLength(1);
       expect(await storeState(`hookline:${id}`)).toBe('c');
       expect(await storeState(`hookline:${id}#insert`)).toBe('c');
