@@ -1,3 +1,9 @@
+/**
+ * "Attempt" names one thing in the receiver: the handling of one request of the service (its attempt
+ * at a delivery) or of one try of a queued job, the `Attempt` below. What counts attempts has a name
+ * of its own: `claims`, the store's count of claims of the delivery's key (the store contract and the
+ * handler's context call it `attempt`), and a queue's try of a job (`QueueJob.attempt`).
+ */
 import type { DeliveryContext } from './context';
 import type { DeliveryTrace } from './diagnostics';
 import type { Matched } from './dispatch';

@@ -18,7 +18,7 @@ import { emit, hasListeners, type ReceiverState, reportError } from './receiver-
 import { admit } from './steps/admit';
 import { claim } from './steps/claim';
 import { enqueue, enqueueAgain } from './steps/enqueue';
-import { answerRefusal } from './steps/refuse';
+import { answerError } from './steps/answer-error';
 import { DEADLINE, OVERRUN, type RunResult, runHandlers } from './steps/run-handlers';
 import { settle } from './steps/settle';
 import { waitRefusal } from './steps/guard-refusals';
@@ -47,7 +47,7 @@ export function receiveAwaitable(state: ReceiverState, input: ReceiverInput): Aw
           attempt = value;
           return processAttempt(state, value);
         },
-        (error: unknown) => answerRefusal(state, error, undefined, trace),
+        (error: unknown) => answerError(state, error, undefined, trace),
       );
     } else {
       attempt = admitted;
@@ -56,7 +56,7 @@ export function receiveAwaitable(state: ReceiverState, input: ReceiverInput): Aw
   } catch (error) {
     // A refusal from admit, or a bug of ours in a later synchronous step.
     if (attempt !== undefined) reportError(state, error, { phase: 'internal' });
-    answer = answerRefusal(state, error, attempt, trace);
+    answer = answerError(state, error, attempt, trace);
   }
   if (trace !== undefined) traceReturned(trace);
   if (!isPromiseLike(answer)) {
@@ -70,17 +70,20 @@ export function receiveAwaitable(state: ReceiverState, input: ReceiverInput): Aw
     },
     (error: unknown) => {
       reportError(state, error, { phase: 'internal' });
-      const value = answerRefusal(state, error, attempt, trace);
+      const value = answerError(state, error, attempt, trace);
       if (trace !== undefined) traceSettled(trace, attempt, value.status);
       return value;
     },
   );
 }
 
-/** An adapter's refusal before the receiver saw the request (413 while streaming, 405, 408…), traced like any other. */
-export function answerEarly(state: ReceiverState, error: unknown): answers.ReceiverAnswer {
+/**
+ * The entry for an error an adapter met before the receiver saw the request (413 while streaming, 405,
+ * 408…): `receiver.answerError`. Answered and traced like any other delivery's.
+ */
+export function receiveError(state: ReceiverState, error: unknown): answers.ReceiverAnswer {
   const trace = startTrace('receive', state.config.now);
-  const answer = answerRefusal(state, error, undefined, trace);
+  const answer = answerError(state, error, undefined, trace);
   if (trace !== undefined) {
     traceReturned(trace);
     traceSettled(trace, undefined, answer.status);
@@ -127,7 +130,7 @@ function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): A
     if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'in_progress' });
     // Marked as a guard's wait: a queue worker waits for the other attempt without spending a try.
     attempt.error = waitRefusal(result.retryAfterMs, 'in_progress');
-    return answerRefusal(state, attempt.error, attempt, attempt.trace);
+    return answerError(state, attempt.error, attempt, attempt.trace);
   }
   attempt.claims = result.attempt;
   if (attempt.trace !== undefined) attempt.trace.attempt = result.attempt;
@@ -144,7 +147,7 @@ function ran(state: ReceiverState, attempt: Attempt, outcome: RunResult): Awaita
   attempt.context?.abort();
   attempt.outcome = 'deadline';
   void attempt.settled?.then((late) => settle(state, attempt, late));
-  return answerRefusal(state, answers.deadlinePassed(state.config.deadlineMs), attempt, attempt.trace);
+  return answerError(state, answers.deadlinePassed(state.config.deadlineMs), attempt, attempt.trace);
 }
 
 /**
@@ -159,7 +162,7 @@ function overran(state: ReceiverState, attempt: Attempt): answers.ReceiverAnswer
     `hookline: the handlers of ${attempt.delivery.deliveryId} ran past maxRunMs (${state.config.maxRunMs} ms); the job is retried once their leases lapse`,
   );
   void attempt.settled?.then((late) => settle(state, attempt, late));
-  return answerRefusal(state, answers.deadlinePassed(state.config.maxRunMs), attempt, attempt.trace);
+  return answerError(state, answers.deadlinePassed(state.config.maxRunMs), attempt, attempt.trace);
 }
 
 /** The store failed (or timed out) before anything ran: fail closed, the service retries. */
@@ -168,7 +171,7 @@ function storeFailed(state: ReceiverState, attempt: Attempt, error: unknown): an
   const refusal = StoreDataError.is(error)
     ? answers.storeDataError(error)
     : answers.storeUnavailable(error, error instanceof StoreTimeoutError ? 'store_timeout' : 'store_unavailable');
-  return answerRefusal(state, refusal, attempt, attempt.trace);
+  return answerError(state, refusal, attempt, attempt.trace);
 }
 
 /**

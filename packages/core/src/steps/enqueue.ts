@@ -13,7 +13,7 @@ import type { Attempt } from '../attempt';
 import { type QueuedDelivery, withBodyJson } from '../queue';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
-import { answerRefusal } from './refuse';
+import { answerError } from './answer-error';
 import { record } from './settle';
 
 export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
@@ -23,7 +23,7 @@ export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<a
   } catch (error) {
     reportError(state, error, { phase: 'store', delivery: attempt.delivery });
     await record(state, attempt, { error });
-    return answerRefusal(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
+    return answerError(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
   }
   await record(state, attempt, undefined);
   attempt.outcome = 'queued';
@@ -44,7 +44,7 @@ export async function enqueueAgain(state: ReceiverState, attempt: Attempt): Prom
     ({ duplicate } = await callStore(attempt, 'enqueue', state.config.storeTimeoutMs, () => queue.enqueue(queuedJob(state, attempt))));
   } catch (error) {
     reportError(state, error, { phase: 'store', delivery: attempt.delivery });
-    return answerRefusal(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
+    return answerError(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
   }
   if (!duplicate) {
     attempt.outcome = 'queued';

@@ -6,7 +6,7 @@
 import type { Attempt } from '../attempt';
 import { type Awaitable, isPromiseLike } from '../awaitable';
 import { DeliveryContext, timeoutError } from '../context';
-import { runHandlers as runInOrder } from '../dispatch';
+import { runInOrder } from '../dispatch';
 import { DEADLINE, type HandlerOutcome, OVERRUN, watchHandlers } from '../in-flight';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';

@@ -11,7 +11,7 @@ import { guardRefusal } from './guard-refusals';
 import type { HandlerOutcome } from '../in-flight';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { boundStoreCall, storeCallStart } from '../store-call';
-import { answerRefusal } from './refuse';
+import { answerError } from './answer-error';
 
 /** Clock drift allowed between this process and the store when a completion must outlive the replay window. */
 const CLOCK_MARGIN_MS = 60_000;
@@ -83,7 +83,7 @@ function conclude(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcom
     // mark, never by the code: a handler may throw a HooklineError('CONFLICT') of its own.)
     attempt.outcome = 'failed';
     attempt.error = error;
-    return answerRefusal(state, error, attempt, attempt.trace);
+    return answerError(state, error, attempt, attempt.trace);
   }
   const permanent = PermanentFailure.is(error);
   attempt.outcome = permanent ? 'permanent' : 'failed';
@@ -93,5 +93,5 @@ function conclude(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcom
   if (permanent) return answers.permanentFailureAnswer();
   // A guard whose key or version function gave something unusable answers as the configuration error it is.
   const answer = refusal === undefined ? answers.handlerFailed(delivery.event, error) : error;
-  return answerRefusal(state, answer, attempt, attempt.trace);
+  return answerError(state, answer, attempt, attempt.trace);
 }
