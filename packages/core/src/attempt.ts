@@ -10,6 +10,7 @@ import type { Matched } from './dispatch';
 import type { Delivery } from './events';
 import type { HeadersInput } from './headers';
 import type { HandlerOutcome } from './in-flight';
+import { deliveryKey } from './store-keys';
 
 /** How one attempt ended. `in_progress` is a duplicate whose first copy still runs; `deadline` answered 503 while handlers go on. */
 export type AttemptOutcome =
@@ -73,16 +74,6 @@ export interface Attempt {
   trace: DeliveryTrace | undefined;
 }
 
-/**
- * The store key, built as one flat string. `prefix + id` would make V8 build a cons string (a node
- * pointing at both halves) that every store lookup walks to hash and the memory store must flatten
- * before it keeps it; `join` copies both into one string at once. About 2% of an in-process receive
- * (bench/src/in-process, interleaved against `+` in one run).
- */
-function storeKey(prefix: string, deliveryId: string): string {
-  return [prefix, deliveryId].join('');
-}
-
 const NOTHING_MATCHED: Matched = { handlers: [], guarded: undefined };
 
 export function newAttempt(fields: {
@@ -104,7 +95,7 @@ export function newAttempt(fields: {
     receivedAt: fields.receivedAt,
     secretIndex: fields.secretIndex,
     headers: fields.headers,
-    key: storeKey(fields.keyPrefix, fields.delivery.deliveryId),
+    key: deliveryKey(fields.keyPrefix, fields.delivery.deliveryId),
     keyPrefix: fields.keyPrefix,
     token: '',
     claims: 0,

@@ -24,6 +24,7 @@ import { settle } from './steps/settle';
 import { waitRefusal } from './steps/guard-refusals';
 import { StoreDataError, type ClaimResult } from './store';
 import { StoreTimeoutError } from './store-call';
+import { workPrefix } from './store-keys';
 
 /** Serves one request: never rejects (a bug of ours is a 500, the service retries). */
 export function receive(state: ReceiverState, input: ReceiverInput): Promise<answers.ReceiverAnswer> {
@@ -192,7 +193,7 @@ export async function runTrusted(state: ReceiverState, queued: QueuedDelivery, t
     receivedAt: queued.receivedAt,
     secretIndex: queued.secretIndex,
     headers: {},
-    keyPrefix: `${state.config.namespace}work:${queued.scope ?? ''}`,
+    keyPrefix: workPrefix(state.config.namespace, queued.scope),
     trace,
   });
   if (trace !== undefined) {

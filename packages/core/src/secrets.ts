@@ -7,6 +7,7 @@ import type { ReceiverInput } from './receiver';
 import type { ReceiverState } from './receiver-state';
 import { readHeader } from './headers';
 import { reportError } from './receiver-state';
+import { tenantScope } from './store-keys';
 
 /** One signing secret, or several while rotating (any may match; the context says which did). */
 export type SecretValue = string | readonly string[];
@@ -108,5 +109,5 @@ export async function resolveRequestSecrets(state: ReceiverState, input: Receive
       'The secret resolver returned an empty tenant; return { tenant, secret } with a non-empty tenant id.',
     );
   }
-  return { secrets, scope: `${tenant ?? fingerprint(secrets[0] as string)}:` };
+  return { secrets, scope: tenantScope(tenant ?? fingerprint(secrets[0] as string)) };
 }

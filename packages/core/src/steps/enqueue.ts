@@ -13,6 +13,7 @@ import type { Attempt } from '../attempt';
 import { type QueuedDelivery, withBodyJson } from '../queue';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
+import { scopeOf } from '../store-keys';
 import { answerError } from './answer-error';
 import { record } from './settle';
 
@@ -58,7 +59,7 @@ export async function enqueueAgain(state: ReceiverState, attempt: Attempt): Prom
 /** The job for the attempt's delivery: what a worker needs, and nothing a worker must not trust. */
 function queuedJob(state: ReceiverState, attempt: Attempt): QueuedDelivery {
   const job: QueuedDelivery = { delivery: attempt.delivery, receivedAt: attempt.receivedAt, secretIndex: attempt.secretIndex };
-  const scope = attempt.keyPrefix.slice(state.config.namespace.length);
+  const scope = scopeOf(attempt.keyPrefix, state.config.namespace);
   if (scope !== '') job.scope = scope;
   const { trace } = attempt;
   if (trace?.traceparent !== undefined) job.traceparent = trace.traceparent;
