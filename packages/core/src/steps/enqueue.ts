@@ -1,5 +1,5 @@
 /**
- * Step 3 in answer-fast mode, enqueue: instead of running the handlers, write the delivery durably to
+ * Step 4b in answer-fast mode, enqueue: instead of running the handlers, write the delivery durably to
  * the queue, then complete the receipt and answer 202. The receipt is completed only once the queue
  * said the job is durable, so nothing is answered 2xx before that; if the queue fails, the claim is
  * released and the answer is 503 (the service retries). A crash between the enqueue and the
@@ -15,7 +15,7 @@ import { emit, hasListeners, type ReceiverState, reportError } from '../receiver
 import { callStore } from '../store-call';
 import { scopeOf } from '../store-keys';
 import { answerError } from './answer-error';
-import { record } from './settle';
+import { record } from './record';
 
 export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;

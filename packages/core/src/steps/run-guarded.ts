@@ -1,5 +1,5 @@
 /**
- * Step 3 for handlers registered with options (`on(name, handler, { name, order, schema, transactional })`),
+ * Step 4a, for handlers registered with options (`on(name, handler, { name, order, schema, transactional })`),
  * one after another like the plain path, each through the guards it asked for:
  *
  * - per-handler completion (`completion: 'handler'`, and every transactional handler): a record per
@@ -29,7 +29,7 @@ import type { ClaimResult, IdempotencyStore } from '../store';
 import { callStore, StoreTimeoutError } from '../store-call';
 import { handlerRecordKey, orderLockKey, orderVersionKey } from '../store-keys';
 import { guardMisconfigured, predecessorWaitMs, storeRefusal, waitRefusal } from './guard-refusals';
-import { completionRetentionMs } from './settle';
+import { completionRetentionMs } from './record';
 
 /** Runs every guarded entry; rejects with the first failure once all ran. */
 export async function runGuarded(state: ReceiverState, attempt: Attempt, context: DeliveryContext): Promise<void> {
