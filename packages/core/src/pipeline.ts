@@ -92,18 +92,35 @@ export function receiveError(state: ReceiverState, error: unknown): answers.Rece
   return answer;
 }
 
-/** Admitted (or trusted): match the handlers, claim, then run (or enqueue) and settle. */
-export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
-  const unmatched = match(state, attempt);
-  if (unmatched !== undefined) return unmatched;
-  const claimed = claim(state, attempt);
-  if (claimed === undefined) return runOrEnqueue(state, attempt);
-  return isPromiseLike(claimed) ? claimed.then((answer) => answer ?? runOrEnqueue(state, attempt)) : claimed;
-}
+/** A step after admission: it ends the attempt with its answer, or returns undefined and the next step goes on. */
+type Step = (state: ReceiverState, attempt: Attempt) => Awaitable<answers.ReceiverAnswer | undefined>;
 
-/** Step 4: the handlers run here (4a, then settle), or in a worker once the delivery is queued (4b). */
+/** Step 4: the handlers run here (4a, then settle), or in a worker once the delivery is queued (4b). Always answers. */
 function runOrEnqueue(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
   return attempt.mode === 'receive' && state.config.queue !== undefined ? enqueue(state, attempt) : runHandlers(state, attempt);
+}
+
+/** The steps of an admitted (or trusted) delivery, in order; the last one always answers. */
+const STEPS: readonly Step[] = [match, claim, runOrEnqueue];
+
+/** Admitted (or trusted): match the handlers, claim, then run (or enqueue) and settle. */
+export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
+  return runSteps(state, attempt, 0);
+}
+
+/**
+ * The one runner: the steps from `from` on, each ending the attempt with its answer or letting the
+ * next one go on. Synchronous for as long as the steps are (as Hono's compose is): a promise only from
+ * the first step that waits, the rest chained on it.
+ */
+function runSteps(state: ReceiverState, attempt: Attempt, from: number): Awaitable<answers.ReceiverAnswer> {
+  for (let i = from; i < STEPS.length; i++) {
+    const answer = (STEPS[i] as Step)(state, attempt);
+    if (answer === undefined) continue;
+    if (!isPromiseLike(answer)) return answer;
+    return answer.then((value) => value ?? runSteps(state, attempt, i + 1));
+  }
+  throw new Error('hookline: no step answered the delivery'); // never: the last step always answers
 }
 
 /** How a queued delivery's run ended, for the worker to tell its queue. */

@@ -8,10 +8,9 @@ import type { HeadersInput } from './headers';
 import type { ErrorListener, ReceiverHooks } from './hooks';
 import type { ReceiverOptions } from './options';
 import { resolveOptions } from './resolve-options';
-import { attachDirectReceive } from './direct-receive';
-import { attachJobEntry } from './job-entry';
 import { receiveError, receive, receiveAwaitable } from './pipeline';
 import type { QueueWorker } from './queue';
+import { attachEntry } from './receiver-entry';
 import { createState } from './receiver-state';
 import { processJob, startWorker, type WorkOptions } from './worker';
 
@@ -136,7 +135,9 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
   for (const [name, listener] of Object.entries(options.hooks ?? {})) {
     if (listener !== undefined) receiver.hook(name as keyof ReceiverHooks<E>, listener as never);
   }
-  attachDirectReceive(receiver, (input) => receiveAwaitable(state, input));
-  attachJobEntry(receiver, { queue: config.queue, leaseMs: config.leaseMs, process: (job) => processJob(state, job) });
+  attachEntry(receiver, {
+    receive: (input) => receiveAwaitable(state, input),
+    jobs: { queue: config.queue, leaseMs: config.leaseMs, process: (job) => processJob(state, job) },
+  });
   return receiver;
 }
