@@ -1,5 +1,5 @@
 /**
- * What a store key the receiver uses is about (packages/core/src/steps/run-guarded.ts builds them): a
+ * What a store key the receiver uses is about (packages/core/src/store-keys.ts builds them): a
  * delivery's record, one handler's record, or an ordering guard's lock or version for a resource. The
  * `work:` namespace (answer-fast mode's workers) is read the same way.
  */

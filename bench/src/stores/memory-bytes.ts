@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const before = heap();
   // Everything the store keeps alive counts: the key strings too (nothing else references them).
   for (let i = 0; i < RECORDS; i++) {
-    const key = [namespace, deliveryId()].join(''); // as the receiver builds it (packages/core/src/attempt.ts)
+    const key = [namespace, deliveryId()].join(''); // as the receiver builds it (packages/core/src/store-keys.ts)
     await store.claim(key, 'token', 30_000);
     await store.complete(key, 'token', 72 * 3_600_000);
   }

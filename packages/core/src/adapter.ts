@@ -50,5 +50,5 @@ export {
   queuedDeliveryJson,
   scopedDeliveryId,
 } from './queue';
-export { queueJobEntry, type QueueJobEntry } from './job-entry';
+export { queueJobEntry, type QueueJobEntry } from './receiver-entry';
 export { isPromiseLike } from './awaitable';

@@ -56,7 +56,6 @@ export function errorAnswer(error: unknown): ReceiverAnswer {
 export function refuse(code: HooklineErrorCode, message: string, options?: ConstructorParameters<typeof HooklineError>[2]): HooklineError {
   return new HooklineError(code, message, options);
 }
-const fail = refuse;
 
 /** Absent, malformed or unmatched signature: 401; a retry of the same bytes can only fail again. */
 export function invalidSignature(reason: 'missing' | 'malformed' | 'mismatch' | 'no_secret'): HooklineError {
@@ -67,12 +66,12 @@ export function invalidSignature(reason: 'missing' | 'malformed' | 'mismatch' | 
       'The x-service-signature header does not match the body for any configured secret. Check the secret and that nothing re-serialised the body.',
     no_secret: 'No signing secret is configured for this request.',
   } as const;
-  return fail('INVALID_SIGNATURE', messages[reason], { details: { field: 'x-service-signature', issue: reason } });
+  return refuse('INVALID_SIGNATURE', messages[reason], { details: { field: 'x-service-signature', issue: reason } });
 }
 
 /** A header that disagrees with the signed body: 400 (headers are not signed, the body is). */
 export function headerMismatch(header: string, field: string): HooklineError {
-  return fail('VALIDATION_ERROR', `The ${header} header does not match the body's ${field}.`, {
+  return refuse('VALIDATION_ERROR', `The ${header} header does not match the body's ${field}.`, {
     details: { field: header, issue: 'does_not_match_body' },
   });
 }
@@ -83,12 +82,12 @@ export function staleTimestamp(issue: 'too_old' | 'in_future', limitMs: number):
     issue === 'too_old'
       ? `The delivery's timestamp is older than the replay window (${limitMs} ms); it is refused so a captured delivery cannot be replayed.`
       : `The delivery's timestamp is more than ${limitMs} ms in the future; check this server's clock.`;
-  return fail('VALIDATION_ERROR', message, { details: { field: 'timestamp', issue } });
+  return refuse('VALIDATION_ERROR', message, { details: { field: 'timestamp', issue } });
 }
 
 /** Body over the limit: 413, decided while streaming. */
 export function payloadTooLarge(limit: number): HooklineError {
-  return fail('PAYLOAD_TOO_LARGE', `The body is larger than maxBodyBytes (${limit} bytes).`, {
+  return refuse('PAYLOAD_TOO_LARGE', `The body is larger than maxBodyBytes (${limit} bytes).`, {
     details: { limit },
     headers: { connection: 'close' },
   });
@@ -96,12 +95,12 @@ export function payloadTooLarge(limit: number): HooklineError {
 
 /** The node bridge got a request for another path than the one it serves. */
 export function notFound(path: string): HooklineError {
-  return fail('NOT_FOUND', `No webhook endpoint at this path; deliveries go to ${path}.`);
+  return refuse('NOT_FOUND', `No webhook endpoint at this path; deliveries go to ${path}.`);
 }
 
 /** The client did not send the whole body within the body-read time limit: 408, the connection is closed. */
 export function requestTimeout(limitMs: number): HooklineError {
-  return fail('REQUEST_TIMEOUT', `The request body did not arrive within ${limitMs} ms.`, {
+  return refuse('REQUEST_TIMEOUT', `The request body did not arrive within ${limitMs} ms.`, {
     details: { limitMs },
     headers: { connection: 'close' },
   });
@@ -109,13 +108,13 @@ export function requestTimeout(limitMs: number): HooklineError {
 
 /** Only POST carries deliveries. */
 export function methodNotAllowed(method: string): HooklineError {
-  return fail('METHOD_NOT_ALLOWED', `Webhook deliveries are POSTed; got ${method}.`, { headers: { allow: 'POST' } });
+  return refuse('METHOD_NOT_ALLOWED', `Webhook deliveries are POSTed; got ${method}.`, { headers: { allow: 'POST' } });
 }
 
 /** Another attempt of this delivery holds a live lease: 409, the service retries later. */
 export function inFlight(retryAfterMs: number): HooklineError {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return fail('CONFLICT', 'This delivery is being handled by another attempt right now; retry later.', {
+  return refuse('CONFLICT', 'This delivery is being handled by another attempt right now; retry later.', {
     details: { reason: 'in_progress', retryAfterSeconds: seconds },
     headers: { 'retry-after': String(seconds) },
   });
@@ -127,7 +126,7 @@ export function storeUnavailable(cause: unknown, reason: 'store_unavailable' | '
     reason === 'store_timeout'
       ? 'The idempotency store did not answer in time (storeTimeoutMs); the delivery was not processed and the service will retry.'
       : 'The idempotency store is unavailable; the delivery was not processed and the service will retry.';
-  return fail('SERVICE_UNAVAILABLE', message, {
+  return refuse('SERVICE_UNAVAILABLE', message, {
     details: { reason },
     cause,
   });
@@ -135,7 +134,7 @@ export function storeUnavailable(cause: unknown, reason: 'store_unavailable' | '
 
 /** The queue did not take the job durably: 503, the claim was released and the service retries. */
 export function queueUnavailable(queue: string, cause: unknown): HooklineError {
-  return fail('SERVICE_UNAVAILABLE', `The queue (${queue}) did not take the delivery; it was not processed and the service will retry.`, {
+  return refuse('SERVICE_UNAVAILABLE', `The queue (${queue}) did not take the delivery; it was not processed and the service will retry.`, {
     details: { reason: 'queue_unavailable' },
     cause,
   });
@@ -143,7 +142,7 @@ export function queueUnavailable(queue: string, cause: unknown): HooklineError {
 
 /** A store refused the delivery's key itself (not an outage): 500, a bug to fix rather than wait out. */
 export function storeDataError(cause: unknown): HooklineError {
-  return fail('INTERNAL_ERROR', "The idempotency store refused this delivery's key; the delivery was not processed.", {
+  return refuse('INTERNAL_ERROR', "The idempotency store refused this delivery's key; the delivery was not processed.", {
     details: { reason: 'store_data_error' },
     cause,
   });
@@ -151,7 +150,7 @@ export function storeDataError(cause: unknown): HooklineError {
 
 /** The handlers outran the deadline: 503; they go on running and the next attempt sees the outcome. */
 export function deadlinePassed(deadlineMs: number): HooklineError {
-  return fail(
+  return refuse(
     'SERVICE_UNAVAILABLE',
     `The handlers did not finish within ${deadlineMs} ms; they are still running and the next attempt will see their outcome.`,
     {
@@ -162,10 +161,10 @@ export function deadlinePassed(deadlineMs: number): HooklineError {
 
 /** A handler threw: 500 so the service retries; the record was released. */
 export function handlerFailed(event: string, cause: unknown): HooklineError {
-  return fail('INTERNAL_ERROR', `A handler for ${event} threw; the delivery was not completed and the service will retry it.`, { cause });
+  return refuse('INTERNAL_ERROR', `A handler for ${event} threw; the delivery was not completed and the service will retry it.`, { cause });
 }
 
 /** The framework consumed the body before hookline saw the raw bytes. */
 export function bodyAlreadyParsed(fix: string): HooklineError {
-  return fail('CONFIGURATION_ERROR', `hookline needs the raw request body to verify the signature, but it was already parsed. ${fix}`);
+  return refuse('CONFIGURATION_ERROR', `hookline needs the raw request body to verify the signature, but it was already parsed. ${fix}`);
 }

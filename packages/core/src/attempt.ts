@@ -1,9 +1,16 @@
+/**
+ * "Attempt" names one thing in the receiver: the handling of one request of the service (its attempt
+ * at a delivery) or of one try of a queued job, the `Attempt` below. What counts attempts has a name
+ * of its own: `claims`, the store's count of claims of the delivery's key (the store contract and the
+ * handler's context call it `attempt`), and a queue's try of a job (`QueueJob.attempt`).
+ */
 import type { DeliveryContext } from './context';
 import type { DeliveryTrace } from './diagnostics';
 import type { Matched } from './dispatch';
 import type { Delivery } from './events';
 import type { HeadersInput } from './headers';
 import type { HandlerOutcome } from './in-flight';
+import { deliveryKey } from './store-keys';
 
 /** How one attempt ended. `in_progress` is a duplicate whose first copy still runs; `deadline` answered 503 while handlers go on. */
 export type AttemptOutcome =
@@ -67,16 +74,6 @@ export interface Attempt {
   trace: DeliveryTrace | undefined;
 }
 
-/**
- * The store key, built as one flat string. `prefix + id` would make V8 build a cons string (a node
- * pointing at both halves) that every store lookup walks to hash and the memory store must flatten
- * before it keeps it; `join` copies both into one string at once. About 2% of an in-process receive
- * (bench/src/in-process, interleaved against `+` in one run).
- */
-function storeKey(prefix: string, deliveryId: string): string {
-  return [prefix, deliveryId].join('');
-}
-
 const NOTHING_MATCHED: Matched = { handlers: [], guarded: undefined };
 
 export function newAttempt(fields: {
@@ -98,7 +95,7 @@ export function newAttempt(fields: {
     receivedAt: fields.receivedAt,
     secretIndex: fields.secretIndex,
     headers: fields.headers,
-    key: storeKey(fields.keyPrefix, fields.delivery.deliveryId),
+    key: deliveryKey(fields.keyPrefix, fields.delivery.deliveryId),
     keyPrefix: fields.keyPrefix,
     token: '',
     claims: 0,

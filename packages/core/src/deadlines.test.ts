@@ -1,7 +1,7 @@
-// The body-read deadlines of the node path (body.ts): one interval for every read, the reads linked
+// The body-read deadlines of the node path (node-deadlines.ts): one interval for every read, the reads linked
 // through their own fields. Fake timers drive both the interval and Date.now().
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { clearDeadline, type Expiring, setDeadline } from './body';
+import { clearDeadline, type Expiring, setDeadline } from './node-deadlines';
 
 class Read implements Expiring {
   deadlineAt = 0;

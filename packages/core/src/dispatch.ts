@@ -1,3 +1,4 @@
+import { isPromiseLike } from './awaitable';
 import type { HandlerContext } from './context';
 import type { HandlerEntry } from './handler-options';
 
@@ -67,25 +68,21 @@ function plainEntry(handler: AnyHandler): HandlerEntry {
   return { handler, name: undefined, order: undefined, schema: undefined, onInvalid: 'retry', transactional: false, guarded: false };
 }
 
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function';
-}
-
 /**
  * Runs handlers one after another. Returns `undefined` when every handler returned synchronously (the
  * common fast case: no promise, no timer), or a promise for the rest once one returned a promise. A
  * synchronous throw propagates synchronously.
  */
-export function runHandlers(handlers: readonly AnyHandler[], delivery: unknown, context: HandlerContext): Promise<void> | undefined {
+export function runInOrder(handlers: readonly AnyHandler[], delivery: unknown, context: HandlerContext): Promise<void> | undefined {
   for (let i = 0; i < handlers.length; i++) {
     const result = (handlers[i] as Handler<unknown>)(delivery, context);
-    if (isThenable(result)) return finishAsync(result, handlers, i + 1, delivery, context);
+    if (isPromiseLike(result)) return finishAsync(result, handlers, i + 1, delivery, context);
   }
   return undefined;
 }
 
 async function finishAsync(
-  pending: PromiseLike<unknown>,
+  pending: Promise<unknown>,
   handlers: readonly AnyHandler[],
   from: number,
   delivery: unknown,
@@ -94,6 +91,6 @@ async function finishAsync(
   await pending;
   for (let i = from; i < handlers.length; i++) {
     const result = (handlers[i] as Handler<unknown>)(delivery, context);
-    if (isThenable(result)) await result;
+    if (isPromiseLike(result)) await result;
   }
 }

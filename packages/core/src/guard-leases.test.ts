@@ -278,4 +278,19 @@ describe("a handler's own HooklineError", () => {
     expect(failed).toHaveBeenCalledTimes(1);
     expect(failed.mock.calls[0]?.[0].error).toBe(thrown);
   });
+  it('is a failure without handler options too: 500, the failed hook hears it, the retry runs the handler again', async () => {
+    const failed = vi.fn();
+    const receiver = createReceiver({ secret: SECRET, hooks: { failed } }).onError(quiet);
+    const thrown = new HooklineError('CONFLICT', 'the CRM says the contact is locked');
+    const handler = vi.fn(() => {
+      throw thrown;
+    });
+    receiver.on('line.status_changed', handler);
+    const delivery = signed(status('lin_1', 1));
+    expect((await receiver.handle(delivery)).status).toBe(500);
+    expect(failed).toHaveBeenCalledTimes(1);
+    expect(failed.mock.calls[0]?.[0].error).toBe(thrown);
+    expect((await receiver.handle(delivery)).status).toBe(500);
+    expect(handler).toHaveBeenCalledTimes(2);
+  });
 });

@@ -3,7 +3,8 @@
 
 // The receiver
 export { createReceiver, type Receiver, type ReceiverInput, type ReceiverEndpoint } from './receiver';
-export type { ReceiverOptions, SecretValue, SecretResolver, SecretRequest } from './options';
+export type { ReceiverOptions } from './options';
+export type { SecretValue, SecretResolver, SecretRequest } from './secrets';
 export type { Handler } from './dispatch';
 export type { HandlerContext } from './context';
 export type { ReceiverHooks, ErrorListener, ErrorInfo, AnyDelivery } from './hooks';

@@ -1,4 +1,5 @@
 import { type ClaimResult, checkVersion, type IdempotencyStore } from './store';
+import { flatKey } from './store-keys';
 
 /** Options of `memoryStore()`. */
 export interface MemoryStoreOptions {
@@ -50,23 +51,6 @@ const FIRST_CLAIM: ClaimResult = Object.freeze({ state: 'acquired', attempt: 1 }
 // Completions are kept as small integers (seconds since the store was made) so a million of them
 // fit in 85 bytes each (bench/src/stores/memory-bytes.ts): a Map entry of a string key and a V8 small integer.
 const MAX_SECONDS = 2 ** 30;
-
-/**
- * Flattens a key before it is retained. A key built with `+` or a template (a per-handler completion,
- * any caller's own) is kept by V8 as a cons string (a 32-byte node pointing at both halves): a million
- * retained completions then cost about 109 bytes each instead of 85 (bench/src/stores/memory-bytes.ts). The
- * receiver's delivery keys arrive flat already (attempt.ts). Converting a string to a number makes V8
- * flatten it in place, and the garbage collector then drops the node; ~40 ns, where a copy through
- * TextEncoder/TextDecoder cost ~600 ns on the hot path. Other engines just see a NaN. The sink keeps
- * optimisers from removing the conversion: V8 must write it, and `size` reads it (as `& 0`), so the
- * bundler's tree-shaking keeps the write too (it dropped an unread one, and the built store then
- * cost 109 bytes a record).
- */
-let flattenSink = 0;
-function flatten(key: string): string {
-  if (key.length >= 13) flattenSink ^= Number(key) | 0; // V8 makes no cons string shorter than 13
-  return key;
-}
 
 /**
  * The embedded default store: atomic within one process, lazy expiry, bounded, timers unref'd.
@@ -157,7 +141,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return true;
     },
     get size() {
-      return records.size + (flattenSink & 0);
+      return records.size;
     },
     clear() {
       records.clear();
@@ -186,7 +170,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     complete(key, token, retentionMs) {
       const at = now();
       if (ownedLease(key, token) === undefined) return false;
-      records.set(flatten(key), expirySeconds(at + retentionMs));
+      // Kept for days: flat, whoever built the key (store-keys.ts).
+      records.set(flatKey(key), expirySeconds(at + retentionMs));
       return true;
     },
     release(key, token) {

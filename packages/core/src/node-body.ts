@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { bodyAlreadyParsed, payloadTooLarge, requestTimeout } from './answers';
-import { checkDeclaredLength, clearDeadline, concatChunks, type Expiring, hasTimeLimit, setDeadline } from './body';
+import { checkDeclaredLength, concatChunks, hasTimeLimit } from './body';
+import { clearDeadline, type Expiring, setDeadline } from './node-deadlines';
 import { type LingerOptions, lingerAfterAnswer } from './node-linger';
 
 /** A node request that a framework may have decorated with a parsed or raw body. */
@@ -67,7 +68,7 @@ class StreamRead implements Expiring {
   chunks: Uint8Array[] = [];
   total = 0;
   done = false;
-  // The deadline list's links (body.ts): 0 and undefined while the read has no deadline running.
+  // The deadline list's links (node-deadlines.ts): 0 and undefined while the read has no deadline running.
   deadlineAt = 0;
   deadlinePrev: Expiring | undefined = undefined;
   deadlineNext: Expiring | undefined = undefined;

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { methodNotAllowed, notFound, type ReceiverAnswer } from './answers';
 import { isPromiseLike } from './awaitable';
-import { receiveDirect } from './direct-receive';
+import { receiveDirect } from './receiver-entry';
 import { HooklineError } from './errors';
 import { type NodeBodyOptions, type NodeRequest, PARSED_BODY_FIX, readNodeBody } from './node-body';
 import { type LingerOptions, lingerAfterAnswer } from './node-linger';

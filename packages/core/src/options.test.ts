@@ -118,5 +118,7 @@ describe('namespace, queue and logger', () => {
     expect(refusal({ secret: SECRET, logger: { info: log, error: log } })?.message).toMatch(/^createReceiver: logger must have/);
     expect(refusal({ secret: SECRET, logger: null })?.message).toMatch(/^createReceiver: logger must have/);
     expect(refusal({ secret: SECRET, logger: { info: log, warn: log, error: log } })).toBeUndefined();
+    // `info` is never called: a logger without it is accepted.
+    expect(refusal({ secret: SECRET, logger: { warn: log, error: log } })).toBeUndefined();
   });
 });

@@ -1,41 +1,13 @@
+/** `createReceiver()`'s options as an application writes them; resolve-options.ts applies their defaults and checks. */
 import type { EventMap, ServiceEvents } from './events';
-import { HooklineError } from './errors';
 import type { ReceiverHooks } from './hooks';
-import { memoryStore } from './memory-store';
 import type { DeliveryQueue } from './queue';
 import type { ReceiverLogger } from './receiver-state';
+import type { SecretResolver, SecretValue } from './secrets';
 import type { IdempotencyStore } from './store';
 
-/** One signing secret, or several while rotating (any may match; the context says which did). */
-export type SecretValue = string | readonly string[];
-
-/** What a secret resolver sees of the request. */
-export interface SecretRequest {
-  /** A request header by lower-case name. */
-  header(name: string): string | undefined;
-  /** The request URL, when the adapter knows it (per-tenant paths such as `/webhooks/:tenant`). */
-  url: string | undefined;
-}
-
-/**
- * A resolver's answer that names the tenant: its deliveries are de-duplicated in a key space of their
- * own (`namespace + tenant + ':' + deliveryId`), stable across secret rotations.
- */
-export interface TenantSecret {
-  tenant: string;
-  secret: SecretValue;
-}
-
-type Resolved = SecretValue | TenantSecret | undefined | null;
-
-/**
- * Per-tenant lookup: the secret(s) for this request, or `undefined`/`null` when the tenant is unknown
- * (401). Return `{ tenant, secret }` to name the tenant; otherwise the tenant's key space is derived
- * from the first secret returned, which changes when that secret rotates.
- */
-export type SecretResolver = (request: SecretRequest) => Resolved | Promise<Resolved>;
-
-const HOUR = 3_600_000;
+/** An hour in milliseconds. */
+export const HOUR = 3_600_000;
 /** The service's last retry comes ~31 h 13 min after the first attempt (0 + 30 s + 2 min + 10 min + 1 h + 6 h + 24 h). */
 export const MIN_RETENTION_MS = 32 * HOUR;
 /** The service counts an attempt as failed after 30 s (docs/service-contract.md §2.4). */
@@ -64,7 +36,7 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
    */
   completion?: 'delivery' | 'handler';
   /**
-   * A pino-style logger (`info/warn/error(fields, message)`): one structured line per refusal, handler
+   * A pino-style logger (`warn/error(fields, message)`): one structured line per refusal, handler
    * failure and lease loss. With neither a logger nor an `onError` listener, errors go to `console.error`.
    * Without a logger, the refusals that point at a set-up mistake (401, 400, 413, 408, 405, 404, 500
    * CONFIGURATION_ERROR) go to `console.warn`: the first of each reason with its likely cause, then a
@@ -154,125 +126,4 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
    * @default Date.now
    */
   now?: () => number;
-}
-
-/** Options after defaults and checks. */
-export interface ResolvedOptions {
-  secrets: readonly string[] | undefined;
-  /** Set when the static secret is missing: every delivery is answered with it. */
-  secretError: HooklineError | undefined;
-  queue: DeliveryQueue | undefined;
-  logger: ReceiverLogger | undefined;
-  /** No `logger` was given (not even `false`): set-up refusals are noted on `console.warn`. */
-  noteRefusals: boolean;
-  completion: 'delivery' | 'handler';
-  resolveSecret: SecretResolver | undefined;
-  store: IdempotencyStore;
-  maxBodyBytes: number;
-  retentionMs: number;
-  maxAgeMs: number;
-  maxFutureSkewMs: number;
-  leaseMs: number;
-  deadlineMs: number;
-  storeTimeoutMs: number;
-  maxRunMs: number;
-  bodyTimeoutMs: number;
-  namespace: string;
-  now: () => number;
-}
-
-function configError(message: string): HooklineError {
-  return new HooklineError('CONFIGURATION_ERROR', message);
-}
-
-function positive(name: string, value: number): number {
-  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) {
-    throw configError(`createReceiver: ${name} must be a positive finite number of milliseconds/bytes, got ${String(value)}`);
-  }
-  return value;
-}
-
-/** Static secrets, checked once at construction so a missing env var fails at boot, not per request. */
-export function normaliseSecrets(secret: SecretValue, where: string): readonly string[] {
-  const list = typeof secret === 'string' ? [secret] : Array.isArray(secret) ? [...secret] : [];
-  if (list.length === 0 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
-    throw configError(
-      `${where}: the signing secret is empty or missing. Pass the signingSecret the service returned when you created the webhook (for example process.env.WEBHOOK_SECRET).`,
-    );
-  }
-  return list;
-}
-
-function completionMode(value: unknown): 'delivery' | 'handler' {
-  if (value === undefined || value === 'delivery' || value === 'handler') return value ?? 'delivery';
-  throw configError(`createReceiver: completion must be 'delivery' or 'handler', got ${String(value)}.`);
-}
-
-/** Applies defaults and refuses settings that would lose or double deliveries. */
-export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>): ResolvedOptions {
-  if (options === null || typeof options !== 'object') throw configError('createReceiver: pass an options object with at least `secret`.');
-  const { secret } = options;
-  const resolveSecret = typeof secret === 'function' ? secret : undefined;
-  let secrets: readonly string[] | undefined;
-  let secretError: HooklineError | undefined;
-  if (resolveSecret === undefined) {
-    try {
-      secrets = normaliseSecrets(secret as SecretValue, 'createReceiver');
-    } catch (error) {
-      // Deferred to the first delivery: loading the module must not need the runtime secret.
-      secretError = error as HooklineError;
-    }
-  }
-  const retentionMs = positive('retentionMs', options.retentionMs ?? 72 * HOUR);
-  if (retentionMs < MIN_RETENTION_MS && options.allowShortRetention !== true) {
-    throw configError(
-      `createReceiver: retentionMs ${retentionMs} is under 32 h; the service retries for about 31 h 13 min, so a shorter memory would run a late retry twice. Raise it, or pass allowShortRetention: true if you really mean it.`,
-    );
-  }
-  const maxAgeMs = positive('maxAgeMs', options.maxAgeMs ?? retentionMs);
-  if (maxAgeMs > retentionMs) {
-    throw configError(
-      `createReceiver: maxAgeMs (${maxAgeMs}) is larger than retentionMs (${retentionMs}); a replayed delivery older than the retention would run twice. Lower maxAgeMs or raise retentionMs.`,
-    );
-  }
-  const deadlineMs = positive('deadlineMs', options.deadlineMs ?? 25_000);
-  if (deadlineMs >= SERVICE_TIMEOUT_MS) {
-    throw configError(
-      `createReceiver: deadlineMs ${deadlineMs} must be under 30000: the service counts an attempt failed after 30 s, so the receiver must answer before that.`,
-    );
-  }
-  const namespace = options.namespace ?? 'hookline:';
-  if (typeof namespace !== 'string') throw configError('createReceiver: namespace must be a string.');
-  const { queue, logger } = options;
-  if (queue !== undefined && (typeof queue?.enqueue !== 'function' || typeof queue?.work !== 'function')) {
-    throw configError(
-      'createReceiver: queue must be a DeliveryQueue (bullmqQueue(…) from @hookline/bullmq, pgBossQueue(…) from @hookline/pg-boss).',
-    );
-  }
-  if (logger !== undefined && logger !== false && (typeof logger?.warn !== 'function' || typeof logger?.error !== 'function')) {
-    throw configError(
-      'createReceiver: logger must have info, warn and error methods taking (fields, message), as pino and most loggers do, or be false to write no refusals.',
-    );
-  }
-  return {
-    secrets,
-    secretError,
-    queue,
-    logger: logger === false ? undefined : logger,
-    noteRefusals: logger === undefined,
-    completion: completionMode(options.completion),
-    resolveSecret,
-    store: options.store ?? memoryStore(),
-    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes ?? 1_048_576),
-    retentionMs,
-    maxAgeMs,
-    maxFutureSkewMs: positive('maxFutureSkewMs', options.maxFutureSkewMs ?? 300_000),
-    leaseMs: positive('leaseMs', options.leaseMs ?? 30_000),
-    deadlineMs,
-    storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs ?? 5_000),
-    maxRunMs: positive('maxRunMs', options.maxRunMs ?? 300_000),
-    bodyTimeoutMs: positive('bodyTimeoutMs', options.bodyTimeoutMs ?? 10_000),
-    namespace,
-    now: options.now ?? Date.now,
-  };
 }

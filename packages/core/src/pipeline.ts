@@ -1,29 +1,30 @@
 /**
- * One delivery from start to end, and the one place its lifetime begins and ends (where it is traced):
+ * One delivery from start to end, and the one place its lifetime begins and ends (where it is traced).
+ * The steps, numbered as in docs/ARCHITECTURE.md ("One delivery, step by step"):
  *
- *   receive:  admit (steps/admit.ts) → claim (steps/claim.ts) → run handlers (steps/run-handlers.ts)
- *             or, in answer-fast mode, enqueue (steps/enqueue.ts) → settle (steps/settle.ts) → answer
- *   work:     a queued delivery, trusted as verified on receipt → claim → run handlers → settle
+ *   receive:  admit (1, steps/admit.ts) → match (2, steps/match.ts) → claim (3, steps/claim.ts) →
+ *             run the handlers (4a, steps/run-handlers.ts) → settle (5, steps/settle.ts);
+ *             in answer-fast mode enqueue (4b, steps/enqueue.ts) instead of 4a and 5
+ *   work:     a queued delivery, trusted as verified on receipt → match → claim → run → settle
  *
- * Each step returns a value when everything it called answered synchronously and a promise only when
- * something really waits (see awaitable.ts for why).
+ * Each step ends the attempt with its answer (and its outcome on the attempt), or returns undefined
+ * for the next step to go on. It returns a value when everything it called answered synchronously and
+ * a promise only when something really waits (see awaitable.ts for why).
  */
-import * as answers from './answers';
-import { type Attempt, newAttempt } from './attempt';
+import type * as answers from './answers';
+import { type Attempt, type AttemptOutcome, newAttempt } from './attempt';
 import { type Awaitable, isPromiseLike } from './awaitable';
 import { type DeliveryTrace, startTrace, traceReturned, traceSettled } from './diagnostics';
 import type { QueuedDelivery } from './queue';
 import type { ReceiverInput } from './receiver';
-import { emit, hasListeners, type ReceiverState, reportError } from './receiver-state';
+import { type ReceiverState, reportError } from './receiver-state';
 import { admit } from './steps/admit';
+import { answerError } from './steps/answer-error';
 import { claim } from './steps/claim';
-import { enqueue, enqueueAgain } from './steps/enqueue';
-import { answerRefusal } from './steps/refuse';
-import { DEADLINE, OVERRUN, type RunResult, runHandlers } from './steps/run-handlers';
-import { settle } from './steps/settle';
-import { waitRefusal } from './steps/guard-refusals';
-import { StoreDataError, type ClaimResult } from './store';
-import { StoreTimeoutError } from './store-call';
+import { enqueue } from './steps/enqueue';
+import { match } from './steps/match';
+import { runHandlers } from './steps/run-handlers';
+import { workPrefix } from './store-keys';
 
 /** Serves one request: never rejects (a bug of ours is a 500, the service retries). */
 export function receive(state: ReceiverState, input: ReceiverInput): Promise<answers.ReceiverAnswer> {
@@ -47,7 +48,7 @@ export function receiveAwaitable(state: ReceiverState, input: ReceiverInput): Aw
           attempt = value;
           return processAttempt(state, value);
         },
-        (error: unknown) => answerRefusal(state, error, undefined, trace),
+        (error: unknown) => answerError(state, error, undefined, trace),
       );
     } else {
       attempt = admitted;
@@ -56,7 +57,7 @@ export function receiveAwaitable(state: ReceiverState, input: ReceiverInput): Aw
   } catch (error) {
     // A refusal from admit, or a bug of ours in a later synchronous step.
     if (attempt !== undefined) reportError(state, error, { phase: 'internal' });
-    answer = answerRefusal(state, error, attempt, trace);
+    answer = answerError(state, error, attempt, trace);
   }
   if (trace !== undefined) traceReturned(trace);
   if (!isPromiseLike(answer)) {
@@ -70,17 +71,20 @@ export function receiveAwaitable(state: ReceiverState, input: ReceiverInput): Aw
     },
     (error: unknown) => {
       reportError(state, error, { phase: 'internal' });
-      const value = answerRefusal(state, error, attempt, trace);
+      const value = answerError(state, error, attempt, trace);
       if (trace !== undefined) traceSettled(trace, attempt, value.status);
       return value;
     },
   );
 }
 
-/** An adapter's refusal before the receiver saw the request (413 while streaming, 405, 408…), traced like any other. */
-export function answerEarly(state: ReceiverState, error: unknown): answers.ReceiverAnswer {
+/**
+ * The entry for an error an adapter met before the receiver saw the request (413 while streaming, 405,
+ * 408…): `receiver.answerError`. Answered and traced like any other delivery's.
+ */
+export function receiveError(state: ReceiverState, error: unknown): answers.ReceiverAnswer {
   const trace = startTrace('receive', state.config.now);
-  const answer = answerRefusal(state, error, undefined, trace);
+  const answer = answerError(state, error, undefined, trace);
   if (trace !== undefined) {
     traceReturned(trace);
     traceSettled(trace, undefined, answer.status);
@@ -88,96 +92,59 @@ export function answerEarly(state: ReceiverState, error: unknown): answers.Recei
   return answer;
 }
 
+/** A step after admission: it ends the attempt with its answer, or returns undefined and the next step goes on. */
+type Step = (state: ReceiverState, attempt: Attempt) => Awaitable<answers.ReceiverAnswer | undefined>;
+
+/** Step 4: the handlers run here (4a, then settle), or in a worker once the delivery is queued (4b). Always answers. */
+function runOrEnqueue(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
+  return attempt.mode === 'receive' && state.config.queue !== undefined ? enqueue(state, attempt) : runHandlers(state, attempt);
+}
+
+/** The steps of an admitted (or trusted) delivery, in order; the last one always answers. */
+const STEPS: readonly Step[] = [match, claim, runOrEnqueue];
+
 /** Admitted (or trusted): match the handlers, claim, then run (or enqueue) and settle. */
 export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
-  const { delivery } = attempt;
-  if (hasListeners(state, 'received')) emit(state, 'received', { delivery });
-  attempt.matched = state.registry.match(delivery.event);
-  if (attempt.matched.handlers.length === 0) {
-    // Nothing to remember: a later deploy that adds a handler should still get the retries.
-    attempt.outcome = 'unhandled';
-    if (hasListeners(state, 'unhandled')) emit(state, 'unhandled', { delivery });
-    return answers.unhandledAnswer();
-  }
-  let result: Awaitable<ClaimResult>;
-  try {
-    result = claim(state, attempt);
-  } catch (error) {
-    return storeFailed(state, attempt, error);
-  }
-  if (isPromiseLike(result)) {
-    return result.then(
-      (value) => claimed(state, attempt, value),
-      (error: unknown) => storeFailed(state, attempt, error),
-    );
-  }
-  return claimed(state, attempt, result);
-}
-
-function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Awaitable<answers.ReceiverAnswer> {
-  if (result.state === 'completed') {
-    // Answer-fast mode: only the queue knows whether the job ended in the dead letters.
-    if (attempt.mode === 'receive' && state.config.queue !== undefined) return enqueueAgain(state, attempt);
-    attempt.outcome = 'duplicate';
-    if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'completed' });
-    return answers.duplicateAnswer();
-  }
-  if (result.state === 'in_progress') {
-    attempt.outcome = 'in_progress';
-    if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'in_progress' });
-    // Marked as a guard's wait: a queue worker waits for the other attempt without spending a try.
-    attempt.error = waitRefusal(result.retryAfterMs, 'in_progress');
-    return answerRefusal(state, attempt.error, attempt, attempt.trace);
-  }
-  attempt.claims = result.attempt;
-  if (attempt.trace !== undefined) attempt.trace.attempt = result.attempt;
-  if (attempt.mode === 'receive' && state.config.queue !== undefined) return enqueue(state, attempt);
-  const outcome = runHandlers(state, attempt);
-  return isPromiseLike(outcome) ? outcome.then((value) => ran(state, attempt, value)) : ran(state, attempt, outcome);
-}
-
-function ran(state: ReceiverState, attempt: Attempt, outcome: RunResult): Awaitable<answers.ReceiverAnswer> {
-  if (outcome === OVERRUN) return overran(state, attempt);
-  if (outcome !== DEADLINE) return settle(state, attempt, outcome);
-  // The handlers go on; when they end the record is completed or released, so the service's next
-  // attempt gets a duplicate answer or runs them again.
-  attempt.context?.abort();
-  attempt.outcome = 'deadline';
-  void attempt.settled?.then((late) => settle(state, attempt, late));
-  return answerRefusal(state, answers.deadlinePassed(state.config.deadlineMs), attempt, attempt.trace);
+  return runSteps(state, attempt, 0);
 }
 
 /**
- * A worker's handlers ran past maxRunMs (receive mode answered at the deadline long before): the job
- * fails like a thrown error, so the queue retries it and its slot is free, whatever the handler does.
- * Its leases lapse rather than being released, so the retry waits for them (a live handler may still
- * finish, and then completes the delivery as it would have).
+ * The one runner: the steps from `from` on, each ending the attempt with its answer or letting the
+ * next one go on. Synchronous for as long as the steps are (as Hono's compose is): a promise only from
+ * the first step that waits, the rest chained on it.
  */
-function overran(state: ReceiverState, attempt: Attempt): answers.ReceiverAnswer {
-  attempt.outcome = 'failed';
-  attempt.error = new Error(
-    `hookline: the handlers of ${attempt.delivery.deliveryId} ran past maxRunMs (${state.config.maxRunMs} ms); the job is retried once their leases lapse`,
-  );
-  void attempt.settled?.then((late) => settle(state, attempt, late));
-  return answerRefusal(state, answers.deadlinePassed(state.config.maxRunMs), attempt, attempt.trace);
+function runSteps(state: ReceiverState, attempt: Attempt, from: number): Awaitable<answers.ReceiverAnswer> {
+  for (let i = from; i < STEPS.length; i++) {
+    const answer = (STEPS[i] as Step)(state, attempt);
+    if (answer === undefined) continue;
+    if (!isPromiseLike(answer)) return answer;
+    return answer.then((value) => value ?? runSteps(state, attempt, i + 1));
+  }
+  throw new Error('hookline: no step answered the delivery'); // never: the last step always answers
 }
 
-/** The store failed (or timed out) before anything ran: fail closed, the service retries. */
-function storeFailed(state: ReceiverState, attempt: Attempt, error: unknown): answers.ReceiverAnswer {
-  reportError(state, error, { phase: 'store', delivery: attempt.delivery });
-  const refusal = StoreDataError.is(error)
-    ? answers.storeDataError(error)
-    : answers.storeUnavailable(error, error instanceof StoreTimeoutError ? 'store_timeout' : 'store_unavailable');
-  return answerRefusal(state, refusal, attempt, attempt.trace);
+/** How a queued delivery's run ended, for the worker to tell its queue. */
+export interface WorkResult {
+  /** `rejected` (or undefined) when it was not processed: the store failed before anything ran. */
+  readonly outcome: AttemptOutcome | undefined;
+  /** What a handler threw (`failed`, `permanent`), or the refusal that stopped it. */
+  readonly error: unknown;
+  /** The store's count of claims of this delivery, this one included (0 if never claimed). */
+  readonly claims: number;
 }
 
 /**
  * The trusted entry: runs claim → handlers → settle on a delivery that was verified on receipt (a
  * queued job). Never reachable from HTTP: only `receiver.work()` calls it. Its keys live in their own
  * namespace (`<namespace>work:`), apart from the receipts', so the receipt's completion does not make
- * the job a duplicate. Resolves with the attempt, whose `outcome` says what happened.
+ * the job a duplicate. `tries` is the queue's count of the job's tries, for the trace.
  */
-export async function runTrusted(state: ReceiverState, queued: QueuedDelivery, trace: DeliveryTrace | undefined): Promise<Attempt> {
+export async function runTrusted(
+  state: ReceiverState,
+  queued: QueuedDelivery,
+  tries: number,
+  trace: DeliveryTrace | undefined,
+): Promise<WorkResult> {
   // The envelope's four fields, as the receiver hands them to handlers: a job stored from the body's
   // own text (queuedDeliveryJson) also holds any other top-level field the service sent.
   const { event, deliveryId, timestamp, data } = queued.delivery;
@@ -189,7 +156,7 @@ export async function runTrusted(state: ReceiverState, queued: QueuedDelivery, t
     receivedAt: queued.receivedAt,
     secretIndex: queued.secretIndex,
     headers: {},
-    keyPrefix: `${state.config.namespace}work:${queued.scope ?? ''}`,
+    keyPrefix: workPrefix(state.config.namespace, queued.scope),
     trace,
   });
   if (trace !== undefined) {
@@ -198,5 +165,10 @@ export async function runTrusted(state: ReceiverState, queued: QueuedDelivery, t
     trace.timestampMs = attempt.timestampMs;
   }
   await processAttempt(state, attempt);
-  return attempt;
+  if (trace !== undefined) {
+    traceReturned(trace);
+    trace.attempt = tries;
+    traceSettled(trace, attempt, undefined);
+  }
+  return { outcome: attempt.outcome, error: attempt.error, claims: attempt.claims };
 }

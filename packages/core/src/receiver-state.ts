@@ -2,12 +2,16 @@ import { isPromiseLike } from './awaitable';
 import { HandlerRegistry } from './dispatch';
 import type { EventMap } from './events';
 import type { ErrorInfo, ErrorListener, ReceiverHooks } from './hooks';
-import type { ResolvedOptions } from './options';
+import type { ResolvedOptions } from './resolve-options';
 import { createRefusalNotes, type RefusalNotes } from './refusal-notes';
 
-/** A pino-style logger: one structured line per refusal, handler failure and lease loss. */
+/**
+ * A pino-style logger: one structured line per refusal (`warn`), handler failure and lease loss
+ * (`error`). The receiver writes nothing at info level; `info` is accepted (any pino-style logger has
+ * one) and never required.
+ */
 export interface ReceiverLogger {
-  info(fields: object, message?: string): void;
+  info?(fields: object, message?: string): void;
   warn(fields: object, message?: string): void;
   error(fields: object, message?: string): void;
 }

@@ -69,3 +69,11 @@ describe('on() types', () => {
     mine.on('message.delivered', () => {});
   });
 });
+
+describe('options types', () => {
+  it('takes a logger with warn and error only (info is never called)', () => {
+    createReceiver({ secret: 'whsec_x', logger: { warn: () => {}, error: () => {} } });
+    // @ts-expect-error: error is required
+    createReceiver({ secret: 'whsec_x', logger: { info: () => {}, warn: () => {} } });
+  });
+});

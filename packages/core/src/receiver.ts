@@ -6,11 +6,11 @@ import { type HandlerEntry, type HandlerOptions, handlerEntry } from './handler-
 import type { DeliveryFor, EventMap, EventPattern, ServiceEvents } from './events';
 import type { HeadersInput } from './headers';
 import type { ErrorListener, ReceiverHooks } from './hooks';
-import { type ReceiverOptions, resolveOptions } from './options';
-import { attachDirectReceive } from './direct-receive';
-import { attachJobEntry } from './job-entry';
-import { answerEarly, receive, receiveAwaitable } from './pipeline';
+import type { ReceiverOptions } from './options';
+import { resolveOptions } from './resolve-options';
+import { receiveError, receive, receiveAwaitable } from './pipeline';
 import type { QueueWorker } from './queue';
+import { attachEntry } from './receiver-entry';
 import { createState } from './receiver-state';
 import { processJob, startWorker, type WorkOptions } from './worker';
 
@@ -112,7 +112,7 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
       return receive(state, input);
     },
     answerError(error) {
-      return answerEarly(state, error);
+      return receiveError(state, error);
     },
     work(workOptions) {
       return startWorker(state, workOptions);
@@ -120,13 +120,13 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
     async fetch(request) {
       let answer: ReceiverAnswer;
       if (request.method !== 'POST') {
-        answer = answerEarly(state, answers.methodNotAllowed(request.method));
+        answer = receiveError(state, answers.methodNotAllowed(request.method));
       } else {
         try {
           const body = await readRequestBody(request, config.maxBodyBytes, config.bodyTimeoutMs);
           answer = await receive(state, { body, headers: request.headers, url: request.url });
         } catch (error) {
-          answer = answerEarly(state, error);
+          answer = receiveError(state, error);
         }
       }
       return new Response(answer.body, { status: answer.status, headers: answer.headers });
@@ -135,7 +135,9 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
   for (const [name, listener] of Object.entries(options.hooks ?? {})) {
     if (listener !== undefined) receiver.hook(name as keyof ReceiverHooks<E>, listener as never);
   }
-  attachDirectReceive(receiver, (input) => receiveAwaitable(state, input));
-  attachJobEntry(receiver, { queue: config.queue, leaseMs: config.leaseMs, process: (job) => processJob(state, job) });
+  attachEntry(receiver, {
+    receive: (input) => receiveAwaitable(state, input),
+    jobs: { queue: config.queue, leaseMs: config.leaseMs, process: (job) => processJob(state, job) },
+  });
   return receiver;
 }

@@ -1,9 +1,54 @@
+/**
+ * Signing secrets: the option's types, the static secrets' check at construction, and the per-tenant
+ * resolver's answer for one request (its secrets and the key scope of its tenant).
+ */
 import { invalidSignature, refuse } from './answers';
 import type { ReceiverInput } from './receiver';
 import type { ReceiverState } from './receiver-state';
 import { readHeader } from './headers';
-import { normaliseSecrets, type SecretValue, type TenantSecret } from './options';
 import { reportError } from './receiver-state';
+import { tenantScope } from './store-keys';
+
+/** One signing secret, or several while rotating (any may match; the context says which did). */
+export type SecretValue = string | readonly string[];
+
+/** What a secret resolver sees of the request. */
+export interface SecretRequest {
+  /** A request header by lower-case name. */
+  header(name: string): string | undefined;
+  /** The request URL, when the adapter knows it (per-tenant paths such as `/webhooks/:tenant`). */
+  url: string | undefined;
+}
+
+/**
+ * A resolver's answer that names the tenant: its deliveries are de-duplicated in a key space of their
+ * own (`namespace + tenant + ':' + deliveryId`), stable across secret rotations.
+ */
+export interface TenantSecret {
+  tenant: string;
+  secret: SecretValue;
+}
+
+type Resolved = SecretValue | TenantSecret | undefined | null;
+
+/**
+ * Per-tenant lookup: the secret(s) for this request, or `undefined`/`null` when the tenant is unknown
+ * (401). Return `{ tenant, secret }` to name the tenant; otherwise the tenant's key space is derived
+ * from the first secret returned, which changes when that secret rotates.
+ */
+export type SecretResolver = (request: SecretRequest) => Resolved | Promise<Resolved>;
+
+/** Static secrets, checked once at construction so a missing env var fails at boot, not per request. */
+export function normaliseSecrets(secret: SecretValue, where: string): readonly string[] {
+  const list = typeof secret === 'string' ? [secret] : Array.isArray(secret) ? [...secret] : [];
+  if (list.length === 0 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw refuse(
+      'CONFIGURATION_ERROR',
+      `${where}: the signing secret is empty or missing. Pass the signingSecret the service returned when you created the webhook (for example process.env.WEBHOOK_SECRET).`,
+    );
+  }
+  return list;
+}
 
 /** The secrets a request may be signed with, and the tenant scope its store keys get. */
 export interface RequestSecrets {
@@ -64,5 +109,5 @@ export async function resolveRequestSecrets(state: ReceiverState, input: Receive
       'The secret resolver returned an empty tenant; return { tenant, secret } with a non-empty tenant id.',
     );
   }
-  return { secrets, scope: `${tenant ?? fingerprint(secrets[0] as string)}:` };
+  return { secrets, scope: tenantScope(tenant ?? fingerprint(secrets[0] as string)) };
 }

@@ -4,7 +4,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DELIVERY_CHANNEL, type DeliveryTrace } from './diagnostics';
-import { PermanentFailure } from './errors';
+import { HooklineError, PermanentFailure } from './errors';
 import { memoryStore } from './memory-store';
 import type { DeliveryQueue, JobResult, QueuedDelivery, QueueJob } from './queue';
 import { createReceiver } from './receiver';
@@ -212,6 +212,21 @@ describe('what the worker tells the queue', () => {
     await expect(run(job())).rejects.toBe(failure);
     thrown = 'a plain string';
     await expect(run(job())).rejects.toThrow(new Error('a plain string'));
+  });
+
+  it("a retry, not a wait, for a handler's own HooklineError with the code a guard's wait has (a failure like any other)", async () => {
+    const { queue, run } = directQueue();
+    const failed = vi.fn();
+    const thrown = new HooklineError('CONFLICT', 'the CRM says the contact is locked', { details: { reason: 'in_progress' } });
+    createReceiver({ secret: SECRET, queue, hooks: { failed } })
+      .onError(() => {})
+      .on('*', () => {
+        throw thrown;
+      })
+      .work();
+    await expect(run(job())).rejects.toBe(thrown);
+    expect(failed).toHaveBeenCalledTimes(1);
+    expect(failed.mock.calls[0]?.[0].error).toBe(thrown);
   });
 
   it('a wait (no try spent) while another worker holds the job, naming the delivery', async () => {

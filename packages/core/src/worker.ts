@@ -5,9 +5,8 @@
  * (claim → handlers → settle in the `work:` key namespace), so a job the queue delivers twice still
  * runs its handlers to success once.
  */
-import { type DeliveryTrace, startTrace, traceReturned, traceSettled } from './diagnostics';
+import { type DeliveryTrace, startTrace } from './diagnostics';
 import { refuse } from './answers';
-import type { Attempt } from './attempt';
 import { runTrusted } from './pipeline';
 import type { JobResult, QueuedDelivery, QueueJob, QueueWorker } from './queue';
 import { type ReceiverState, reportError } from './receiver-state';
@@ -69,31 +68,27 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
       return known;
     },
   );
-  const attempt = await runTrusted(state, queued, trace);
-  if (trace !== undefined) {
-    traceReturned(trace);
-    trace.attempt = job.attempt;
-    traceSettled(trace, attempt, undefined);
-  }
-  switch (attempt.outcome) {
+  const result = await runTrusted(state, queued, job.attempt, trace);
+  const { event, deliveryId } = queued.delivery;
+  switch (result.outcome) {
     case 'handled':
     case 'duplicate':
       return { status: 'done' };
     case 'unhandled':
-      return { status: 'dead', reason: `no handler takes ${attempt.delivery.event} any more` };
+      return { status: 'dead', reason: `no handler takes ${event} any more` };
     case 'permanent':
-      return { status: 'dead', reason: `PermanentFailure: ${errorMessage(attempt.error)}` };
+      return { status: 'dead', reason: `PermanentFailure: ${errorMessage(result.error)}` };
     case 'in_progress':
     case 'failed': {
       // Not a failure: the delivery, its record or its resource is held by another attempt, or its
       // predecessor has not been seen. The job waits without spending a try (colliding jobs would
       // otherwise use their tries up together and be dead-lettered without ever failing).
-      const refusal = guardRefusal(attempt.error);
-      if (refusal?.kind === 'wait') return waitFor(refusal, attempt);
-      throw attempt.error instanceof Error ? attempt.error : new Error(errorMessage(attempt.error));
+      const refusal = guardRefusal(result.error);
+      if (refusal?.kind === 'wait') return waitFor(refusal, deliveryId, result.claims);
+      throw result.error instanceof Error ? result.error : new Error(errorMessage(result.error));
     }
     default:
-      throw new Error(`hookline: ${attempt.delivery.deliveryId} was not processed (the store failed); retry later`);
+      throw new Error(`hookline: ${deliveryId} was not processed (the store failed); retry later`);
   }
 }
 
@@ -119,9 +114,9 @@ export function waitDelayMs(refusal: GuardRefusal, claims: number, random: () =>
   return Math.round(Math.min(backoff, Math.max(refusal.waitMs, FIRST_WAIT_MS)) * (0.5 + random()));
 }
 
-function waitFor(refusal: GuardRefusal, attempt: Attempt): JobResult {
-  const delayMs = waitDelayMs(refusal, attempt.claims);
-  const reason = `${attempt.delivery.deliveryId} is ${refusal.reason ?? 'busy'}: waiting ${delayMs} ms without spending a try`;
+function waitFor(refusal: GuardRefusal, deliveryId: string, claims: number): JobResult {
+  const delayMs = waitDelayMs(refusal, claims);
+  const reason = `${deliveryId} is ${refusal.reason ?? 'busy'}: waiting ${delayMs} ms without spending a try`;
   return { status: 'wait', delayMs, reason };
 }
 

@@ -13,6 +13,7 @@ import { DELIVERY_ID_HEADER, EVENT_HEADER, readHeader, SIGNATURE_HEADER } from '
 import type { ReceiverInput } from '../receiver';
 import { type ReceiverState, reportError } from '../receiver-state';
 import { resolveRequestSecrets } from '../secrets';
+import { receiptPrefix } from '../store-keys';
 import { isSignatureShaped, matchSignature } from '../verify';
 
 export function admit(state: ReceiverState, input: ReceiverInput, trace: DeliveryTrace | undefined): Awaitable<Attempt> {
@@ -73,7 +74,7 @@ function accept(
     receivedAt: now,
     secretIndex,
     headers,
-    keyPrefix: config.namespace + scope,
+    keyPrefix: receiptPrefix(config.namespace, scope),
     trace,
   });
 }

@@ -1,16 +1,43 @@
 /**
- * Step 2, claim: take the delivery's lease in the store, so exactly one attempt runs its handlers.
- * The call is bounded by `storeTimeoutMs`; a claim that was acquired after its time limit ran out is
- * released at once (nothing will run under it). Any answer but the three states of the store contract
- * is a store error: running handlers on a state we do not understand could run them twice.
+ * Step 3, claim: take the delivery's lease in the store, so exactly one attempt runs its handlers,
+ * and say what the store's answer means. The call is bounded by `storeTimeoutMs`; a claim that was
+ * acquired after its time limit ran out is released at once (nothing will run under it). Any answer
+ * but the three states of the store contract is a store error: running handlers on a state we do not
+ * understand could run them twice.
  */
+import * as answers from '../answers';
 import type { Attempt } from '../attempt';
 import { type Awaitable, isPromiseLike, mapAwaitable } from '../awaitable';
-import { nextToken, type ReceiverState, reportError } from '../receiver-state';
-import type { ClaimResult } from '../store';
-import { boundStoreCall, storeCallStart } from '../store-call';
+import { emit, hasListeners, nextToken, type ReceiverState, reportError } from '../receiver-state';
+import { type ClaimResult, StoreDataError } from '../store';
+import { boundStoreCall, StoreTimeoutError, storeCallStart } from '../store-call';
+import { answerError } from './answer-error';
+import { enqueueAgain } from './enqueue';
+import { waitRefusal } from './guard-refusals';
 
-export function claim(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResult> {
+/**
+ * Undefined once the lease is the attempt's (the next step runs the handlers, or enqueues), or the
+ * attempt's answer: a duplicate of a completed delivery (200; in answer-fast mode the queue is asked
+ * again, step 4b), another attempt's live lease (409), a store that failed (503, or 500 for a key it
+ * refused).
+ */
+export function claim(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer | undefined> {
+  let result: Awaitable<ClaimResult>;
+  try {
+    result = takeLease(state, attempt);
+  } catch (error) {
+    return storeFailed(state, attempt, error);
+  }
+  if (isPromiseLike(result)) {
+    return result.then(
+      (value) => claimed(state, attempt, value),
+      (error: unknown) => storeFailed(state, attempt, error),
+    );
+  }
+  return claimed(state, attempt, result);
+}
+
+function takeLease(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResult> {
   const { store, leaseMs, storeTimeoutMs } = state.config;
   attempt.token = nextToken(state);
   const startedAt = storeCallStart(attempt);
@@ -18,6 +45,35 @@ export function claim(state: ReceiverState, attempt: Attempt): Awaitable<ClaimRe
   if (!isPromiseLike(result) && startedAt < 0) return checkClaim(result);
   const bounded = boundStoreCall(attempt, 'claim', startedAt, storeTimeoutMs, result, (late) => releaseLate(state, attempt, late));
   return mapAwaitable(bounded, checkClaim);
+}
+
+function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Awaitable<answers.ReceiverAnswer> | undefined {
+  if (result.state === 'completed') {
+    // Answer-fast mode: only the queue knows whether the job ended in the dead letters.
+    if (attempt.mode === 'receive' && state.config.queue !== undefined) return enqueueAgain(state, attempt);
+    attempt.outcome = 'duplicate';
+    if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'completed' });
+    return answers.duplicateAnswer();
+  }
+  if (result.state === 'in_progress') {
+    attempt.outcome = 'in_progress';
+    if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'in_progress' });
+    // Marked as a guard's wait: a queue worker waits for the other attempt without spending a try.
+    attempt.error = waitRefusal(result.retryAfterMs, 'in_progress');
+    return answerError(state, attempt.error, attempt, attempt.trace);
+  }
+  attempt.claims = result.attempt;
+  if (attempt.trace !== undefined) attempt.trace.attempt = result.attempt;
+  return undefined;
+}
+
+/** The store failed (or timed out) before anything ran: fail closed, the service retries. */
+function storeFailed(state: ReceiverState, attempt: Attempt, error: unknown): answers.ReceiverAnswer {
+  reportError(state, error, { phase: 'store', delivery: attempt.delivery });
+  const refusal = StoreDataError.is(error)
+    ? answers.storeDataError(error)
+    : answers.storeUnavailable(error, error instanceof StoreTimeoutError ? 'store_timeout' : 'store_unavailable');
+  return answerError(state, refusal, attempt, attempt.trace);
 }
 
 /** A claim that answered after its time limit: give an acquired lease back, nothing runs under it. */

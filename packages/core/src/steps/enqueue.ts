@@ -1,5 +1,5 @@
 /**
- * Step 3 in answer-fast mode, enqueue: instead of running the handlers, write the delivery durably to
+ * Step 4b in answer-fast mode, enqueue: instead of running the handlers, write the delivery durably to
  * the queue, then complete the receipt and answer 202. The receipt is completed only once the queue
  * said the job is durable, so nothing is answered 2xx before that; if the queue fails, the claim is
  * released and the answer is 503 (the service retries). A crash between the enqueue and the
@@ -13,8 +13,9 @@ import type { Attempt } from '../attempt';
 import { type QueuedDelivery, withBodyJson } from '../queue';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
-import { answerRefusal } from './refuse';
-import { record } from './settle';
+import { scopeOf } from '../store-keys';
+import { answerError } from './answer-error';
+import { record } from './record';
 
 export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
@@ -23,7 +24,7 @@ export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<a
   } catch (error) {
     reportError(state, error, { phase: 'store', delivery: attempt.delivery });
     await record(state, attempt, { error });
-    return answerRefusal(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
+    return answerError(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
   }
   await record(state, attempt, undefined);
   attempt.outcome = 'queued';
@@ -44,7 +45,7 @@ export async function enqueueAgain(state: ReceiverState, attempt: Attempt): Prom
     ({ duplicate } = await callStore(attempt, 'enqueue', state.config.storeTimeoutMs, () => queue.enqueue(queuedJob(state, attempt))));
   } catch (error) {
     reportError(state, error, { phase: 'store', delivery: attempt.delivery });
-    return answerRefusal(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
+    return answerError(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
   }
   if (!duplicate) {
     attempt.outcome = 'queued';
@@ -58,7 +59,7 @@ export async function enqueueAgain(state: ReceiverState, attempt: Attempt): Prom
 /** The job for the attempt's delivery: what a worker needs, and nothing a worker must not trust. */
 function queuedJob(state: ReceiverState, attempt: Attempt): QueuedDelivery {
   const job: QueuedDelivery = { delivery: attempt.delivery, receivedAt: attempt.receivedAt, secretIndex: attempt.secretIndex };
-  const scope = attempt.keyPrefix.slice(state.config.namespace.length);
+  const scope = scopeOf(attempt.keyPrefix, state.config.namespace);
   if (scope !== '') job.scope = scope;
   const { trace } = attempt;
   if (trace?.traceparent !== undefined) job.traceparent = trace.traceparent;

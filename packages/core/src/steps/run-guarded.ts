@@ -1,5 +1,5 @@
 /**
- * Step 3 for handlers registered with options (`on(name, handler, { name, order, schema, transactional })`),
+ * Step 4a, for handlers registered with options (`on(name, handler, { name, order, schema, transactional })`),
  * one after another like the plain path, each through the guards it asked for:
  *
  * - per-handler completion (`completion: 'handler'`, and every transactional handler): a record per
@@ -27,8 +27,9 @@ import type { HandlerEntry, OrderGuard } from '../handler-options';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import type { ClaimResult, IdempotencyStore } from '../store';
 import { callStore, StoreTimeoutError } from '../store-call';
+import { handlerRecordKey, orderLockKey, orderVersionKey } from '../store-keys';
 import { guardMisconfigured, predecessorWaitMs, storeRefusal, waitRefusal } from './guard-refusals';
-import { completionRetentionMs } from './settle';
+import { completionRetentionMs } from './record';
 
 /** Runs every guarded entry; rejects with the first failure once all ran. */
 export async function runGuarded(state: ReceiverState, attempt: Attempt, context: DeliveryContext): Promise<void> {
@@ -90,7 +91,7 @@ async function runEntry(state: ReceiverState, attempt: Attempt, entry: HandlerEn
   // The guard's own functions first: a key or version it cannot use is refused before anything is claimed.
   const guard = entry.order === undefined ? undefined : guardOf(attempt, entry, entry.order);
   if (!tracked(state, entry)) return guardedCall(state, attempt, entry, context, undefined, guard);
-  const key = `${attempt.key}#${entry.name}`;
+  const key = handlerRecordKey(attempt.key, entry.name as string);
   const claim = await storeCall<ClaimResult>(state, attempt, 'claim', () => store(state).claim(key, attempt.token, state.config.leaseMs));
   if (claim.state === 'completed') return; // succeeded on an earlier attempt
   if (claim.state === 'in_progress') throw waitRefusal(claim.retryAfterMs, 'handler_in_progress');
@@ -127,11 +128,10 @@ function guardOf(attempt: Attempt, entry: HandlerEntry, order: OrderGuard<Delive
       `order.version returned ${describe(version)} for ${deliveryId}; it must return a finite number (Number() of a missing field is NaN: check the field it reads). The handler did not run.`,
     );
   }
-  // The resource last: stores that shard by the key's last segment (Redis Cluster) spread resources.
   return {
     order,
-    lockKey: `${attempt.keyPrefix}order:${name}:lock:${resource}`,
-    versionKey: `${attempt.keyPrefix}order:${name}:version:${resource}`,
+    lockKey: orderLockKey(attempt.keyPrefix, name, resource),
+    versionKey: orderVersionKey(attempt.keyPrefix, name, resource),
     version,
   };
 }

@@ -1,20 +1,58 @@
 /**
- * Step 3, run the handlers: one after another, with the lease renewed by heartbeats while they run,
- * the deadline after which the receiver answers 503 while they go on (receive mode only: a worker has
- * no one waiting), and the maximum run time after which the lease is no longer renewed.
+ * Step 4a, run the handlers: one after another, with the leases renewed by one heartbeat while they
+ * run, the deadline after which the receiver answers 503 while they go on (receive mode only: a worker
+ * has no one waiting), and the maximum run time after which the leases are no longer renewed (and a
+ * worker's job fails). Once they ended, settle (step 5) records their outcome and answers; past the
+ * deadline it does so when they end, after the answer.
  */
 import type { Attempt } from '../attempt';
+import * as answers from '../answers';
 import { type Awaitable, isPromiseLike } from '../awaitable';
 import { DeliveryContext, timeoutError } from '../context';
-import { runHandlers as runInOrder } from '../dispatch';
+import { runInOrder } from '../dispatch';
 import { DEADLINE, type HandlerOutcome, OVERRUN, watchHandlers } from '../in-flight';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
+import { answerError } from './answer-error';
 import { runGuarded } from './run-guarded';
+import { settle } from './settle';
 
-export type RunResult = HandlerOutcome | typeof DEADLINE | typeof OVERRUN;
+type RunResult = HandlerOutcome | typeof DEADLINE | typeof OVERRUN;
 
-export function runHandlers(state: ReceiverState, attempt: Attempt): Awaitable<RunResult> {
+/** Runs the handlers, then settles: the attempt's answer. */
+export function runHandlers(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
+  const result = startHandlers(state, attempt);
+  return isPromiseLike(result) ? result.then((value) => ended(state, attempt, value)) : ended(state, attempt, result);
+}
+
+function ended(state: ReceiverState, attempt: Attempt, result: RunResult): Awaitable<answers.ReceiverAnswer> {
+  if (result === OVERRUN) return overran(state, attempt);
+  if (result !== DEADLINE) return settle(state, attempt, result);
+  // The handlers go on; when they end the record is completed or released, so the service's next
+  // attempt gets a duplicate answer or runs them again.
+  attempt.context?.abort();
+  attempt.outcome = 'deadline';
+  void attempt.settled?.then((late) => settle(state, attempt, late));
+  return answerError(state, answers.deadlinePassed(state.config.deadlineMs), attempt, attempt.trace);
+}
+
+/**
+ * A worker's handlers ran past maxRunMs (receive mode answered at the deadline long before): the job
+ * fails like a thrown error, so the queue retries it and its slot is free, whatever the handler does.
+ * Its leases lapse rather than being released, so the retry waits for them (a live handler may still
+ * finish, and then completes the delivery as it would have).
+ */
+function overran(state: ReceiverState, attempt: Attempt): answers.ReceiverAnswer {
+  attempt.outcome = 'failed';
+  attempt.error = new Error(
+    `hookline: the handlers of ${attempt.delivery.deliveryId} ran past maxRunMs (${state.config.maxRunMs} ms); the job is retried once their leases lapse`,
+  );
+  void attempt.settled?.then((late) => settle(state, attempt, late));
+  return answerError(state, answers.deadlinePassed(state.config.maxRunMs), attempt, attempt.trace);
+}
+
+/** Calls the handlers: their outcome when they all returned at once, or when they end, the deadline or the overrun. */
+function startHandlers(state: ReceiverState, attempt: Attempt): Awaitable<RunResult> {
   const context = new DeliveryContext(attempt.headers, attempt.receivedAt, attempt.claims, attempt.secretIndex);
   attempt.context = context;
   // Read only by the `handled` hook: no clock read per delivery when nobody listens.
@@ -92,5 +130,3 @@ function reportOverrun(state: ReceiverState, attempt: Attempt): void {
     emit(state, 'failed', { delivery: attempt.delivery, context: attempt.context, error, permanent: false });
   }
 }
-
-export { DEADLINE, OVERRUN };

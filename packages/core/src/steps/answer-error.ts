@@ -1,8 +1,10 @@
 /**
- * Turns a refusal (a HooklineError, or any error: a 500) into the answer, and tells whoever listens:
- * the `rejected` hook, the logger's warn line (or, without a logger, the refusal notes on
- * `console.warn`), the delivery's trace. Every refusal the receiver and the
- * adapters give goes through here (adapters through `receiver.answerError`).
+ * Answering an error: a refusal (a HooklineError) or any other error (a 500) becomes the answer
+ * (`errorAnswer`, answers.ts), and whoever listens hears of a refusal: the `rejected` hook, the
+ * logger's warn line (or, without a logger, the refusal notes on `console.warn`), the delivery's
+ * trace. Every error the receiver and the adapters answer goes through here (adapters through
+ * `receiver.answerError`). The names: `refuse()` builds a refusal, `errorAnswer()` is its answer
+ * alone, `answerError()` answers it and tells the listeners.
  */
 import { errorAnswer, type ReceiverAnswer } from '../answers';
 import type { Attempt } from '../attempt';
@@ -10,7 +12,7 @@ import { type DeliveryTrace, traceRefusal } from '../diagnostics';
 import { HooklineError } from '../errors';
 import { emit, hasListeners, type ReceiverState } from '../receiver-state';
 
-export function answerRefusal(
+export function answerError(
   state: ReceiverState,
   error: unknown,
   attempt: Attempt | undefined,

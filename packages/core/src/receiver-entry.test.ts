@@ -2,7 +2,7 @@
 // receiver.work(), without the receiver's worker or the queue's own fetching.
 import { describe, expect, it } from 'vitest';
 import { PermanentFailure } from './errors';
-import { queueJobEntry } from './job-entry';
+import { queueJobEntry } from './receiver-entry';
 import { memoryStore } from './memory-store';
 import type { DeliveryQueue, QueuedDelivery } from './queue';
 import { createReceiver } from './receiver';

@@ -1,0 +1,60 @@
+/**
+ * The delivery's record, at the end of an attempt: completed (kept for the retention, longer when the
+ * body's timestamp needs it) or released so that the next attempt runs the handlers again. Settle
+ * (step 5) records the handlers' outcome; answer-fast mode (step 4b) records the enqueue's; a guarded
+ * handler's own record is kept for as long (step 4a). A store error here goes to `onError`: the answer
+ * stays what the handlers earned.
+ */
+import type { Attempt } from '../attempt';
+import { type Awaitable, isPromiseLike } from '../awaitable';
+import type { HandlerOutcome } from '../in-flight';
+import { type ReceiverState, reportError } from '../receiver-state';
+import { boundStoreCall, storeCallStart } from '../store-call';
+
+/** Clock drift allowed between this process and the store when a completion must outlive the replay window. */
+const CLOCK_MARGIN_MS = 60_000;
+
+/**
+ * How long a completion is kept: the retention, or longer when the body's timestamp is recent enough
+ * (up to the future skew) that a replay would still pass the freshness check after the retention ran
+ * out. Measured from the receipt, not from now: the store counts from a later instant, so the record
+ * only lives longer, and no clock is read.
+ */
+export function completionRetentionMs(state: ReceiverState, attempt: Attempt): number {
+  const { retentionMs, maxAgeMs } = state.config;
+  return Math.max(retentionMs, attempt.timestampMs + maxAgeMs - attempt.receivedAt + CLOCK_MARGIN_MS);
+}
+
+/** Completes or releases the record; synchronous when the store answers at once. */
+export function record(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcome): void | Promise<void> {
+  const { store, storeTimeoutMs } = state.config;
+  const operation = outcome === undefined ? 'complete' : 'release';
+  const startedAt = storeCallStart(attempt);
+  let owned: Awaitable<boolean>;
+  try {
+    owned =
+      outcome === undefined
+        ? store.complete(attempt.key, attempt.token, completionRetentionMs(state, attempt))
+        : store.release(attempt.key, attempt.token);
+    owned = boundStoreCall(attempt, operation, startedAt, storeTimeoutMs, owned);
+  } catch (error) {
+    reportError(state, error, { phase: 'store', delivery: attempt.delivery });
+    return;
+  }
+  if (!isPromiseLike(owned)) return checkOwned(state, attempt, owned);
+  return owned.then(
+    (value) => checkOwned(state, attempt, value),
+    (error: unknown) => reportError(state, error, { phase: 'store', delivery: attempt.delivery }),
+  );
+}
+
+function checkOwned(state: ReceiverState, attempt: Attempt, owned: boolean): void {
+  if (owned) return;
+  reportError(
+    state,
+    new Error(
+      `hookline: the lease on ${attempt.delivery.deliveryId} was lost before the handlers finished (another attempt may have run them)`,
+    ),
+    { phase: 'store', delivery: attempt.delivery },
+  );
+}
