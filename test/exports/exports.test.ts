@@ -25,6 +25,7 @@ const CORE_EXPORTS = [
   'verifySignature',
 ];
 const CORE_ADAPTER_EXPORTS = [
+  'DEFAULT_RETENTION_MS',
   'DELIVERY_ID_HEADER',
   'EVENT_HEADER',
   'MIN_RETENTION_MS',
@@ -38,11 +39,13 @@ const CORE_ADAPTER_EXPORTS = [
   'checkVersion',
   'errorAnswer',
   'isPromiseLike',
+  'isWellFormed',
   'lingerAfterAnswer',
   'methodNotAllowed',
   'notFound',
   'parseEnvelope',
   'payloadTooLarge',
+  'positiveMs',
   'queueJobEntry',
   'queuedDeliveryJson',
   'readHeader',
@@ -51,6 +54,7 @@ const CORE_ADAPTER_EXPORTS = [
   'refuse',
   'requestTimeout',
   'scopedDeliveryId',
+  'wellFormedKey',
   'writeNodeAnswer',
 ];
 const EXPRESS_EXPORTS = ['webhookHandler'];

@@ -36,6 +36,7 @@ export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
 
 // Stores
 export { StoreDataError, checkVersion, type IdempotencyStore, type ClaimResult, type Awaitable } from './store';
+export { DEFAULT_RETENTION_MS, positiveMs, isWellFormed, wellFormedKey } from './store-checks';
 export { batchQueue, type BatchQueueOptions } from './batch-queue';
 
 // Queue backends (answer-fast mode)

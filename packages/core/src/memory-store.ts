@@ -1,4 +1,5 @@
 import { type ClaimResult, checkVersion, type IdempotencyStore } from './store';
+import { DEFAULT_RETENTION_MS } from './store-checks';
 
 /** Options of `memoryStore()`. */
 export interface MemoryStoreOptions {
@@ -77,7 +78,7 @@ function flatten(key: string): string {
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const maxEntries = options.maxEntries ?? 1_000_000;
-  const releasedTtlMs = options.releasedTtlMs ?? 72 * 3_600_000;
+  const releasedTtlMs = options.releasedTtlMs ?? DEFAULT_RETENTION_MS;
   const now = options.now ?? Date.now;
   if (!Number.isInteger(maxEntries) || maxEntries < 1) {
     throw new RangeError(`memoryStore: maxEntries must be a positive integer, got ${maxEntries}`);
