@@ -1,20 +1,26 @@
 // @hookline/core/adapter: what adapter and store authors need, and application code does not.
 // Adapters read the raw bytes (readNodeBody, readRequestBody), hand them to `receiver.handle()` and
-// copy its answer onto their framework's response (writeNodeAnswer); every refusal they give before
-// the receiver sees the request is built by the functions under "Refusals", so statuses and bodies
-// match the receiver's own. See docs/ARCHITECTURE.md in the repository for where each piece sits.
+// copy its answer onto their framework's response (writeNodeAnswer, toResponse); answerRequest and
+// serveRequest are that sequence for a framework's request, and AdapterOptions the options every
+// adapter shares. Every refusal they give before the receiver sees the request is built by the
+// functions under "Refusals", so statuses and bodies match the receiver's own. See
+// docs/ARCHITECTURE.md in the repository for where each piece sits.
 
 // Bodies and the node:http bridge
 export { readRequestBody, checkDeclaredLength } from './body';
+export { serveRequest, answerRequest, toResponse } from './web-request';
 export {
   readNodeBody,
+  asNodeRequest,
   writeNodeAnswer,
   lingerAfterAnswer,
+  lingerOnRefusal,
   type NodeRequest,
   type NodeHandlerOptions,
   type NodeBodyOptions,
   type LingerOptions,
 } from './node-handler';
+export type { AdapterOptions } from './adapter-options';
 
 // Answers and refusals
 export {
@@ -53,3 +59,4 @@ export {
 } from './queue';
 export { queueJobEntry, type QueueJobEntry } from './job-entry';
 export { isPromiseLike } from './awaitable';
+
