@@ -59,7 +59,9 @@ const CORE_ADAPTER_EXPORTS = [
   'scopedDeliveryId',
   'serveRequest',
   'toResponse',
+  'wakeablePause',
   'wellFormedKey',
+  'withinTime',
   'writeNodeAnswer',
 ];
 const EXPRESS_EXPORTS = ['webhookHandler'];

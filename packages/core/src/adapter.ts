@@ -58,5 +58,6 @@ export {
   scopedDeliveryId,
 } from './queue';
 export { queueJobEntry, type QueueJobEntry } from './job-entry';
+export { withinTime } from './within-time';
+export { wakeablePause } from './wakeable-pause';
 export { isPromiseLike } from './awaitable';
-
