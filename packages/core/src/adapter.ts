@@ -61,3 +61,6 @@ export { queueJobEntry, type QueueJobEntry } from './job-entry';
 export { withinTime } from './within-time';
 export { wakeablePause } from './wakeable-pause';
 export { isPromiseLike } from './awaitable';
+
+// Diagnostics: what the receiver publishes on node:diagnostics_channel, for tracers (types only)
+export type { DeliveryTrace, StoreOperationMessage, TraceOutcome } from './diagnostics';
