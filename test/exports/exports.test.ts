@@ -39,6 +39,8 @@ const CORE_ADAPTER_EXPORTS = [
   'bodyAlreadyParsed',
   'checkDeclaredLength',
   'checkVersion',
+  'closestEventName',
+  'closestName',
   'errorAnswer',
   'isPromiseLike',
   'isWellFormed',
