@@ -110,7 +110,7 @@ const TESTING_EXPORTS = [
   'toBytes',
 ];
 /** @hookline/testing/conformance: the vitest-based suites every store and queue backend passes. */
-const TESTING_CONFORMANCE_EXPORTS = ['describeQueueConformance', 'describeStoreConformance'];
+const TESTING_CONFORMANCE_EXPORTS = ['describeQueueConformance', 'describeStoreConformance', 'describeVersionedTransactions'];
 
 const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
