@@ -42,7 +42,14 @@ export { SIGNATURE_HEADER, EVENT_HEADER, DELIVERY_ID_HEADER, readHeader, type He
 export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
 
 // Stores
-export { StoreDataError, checkVersion, type IdempotencyStore, type ClaimResult, type Awaitable } from './store';
+export {
+  StoreDataError,
+  checkVersion,
+  type IdempotencyStore,
+  type ClaimResult,
+  type Awaitable,
+  type TransactionCompletion,
+} from './store';
 export { DEFAULT_RETENTION_MS, positiveMs, isWellFormed, wellFormedKey } from './store-checks';
 export { batchQueue, type BatchQueueOptions } from './batch-queue';
 

@@ -3,7 +3,7 @@
 // connection of the store's pool. The version rows live in a table of their own (`<table>_versions`),
 // in the same database and the same transaction: PostgreSQL commits every table a transaction wrote
 // at once, or none of them.
-import { positiveMs } from '@hookline/core/adapter';
+import { positiveMs, type TransactionCompletion } from '@hookline/core/adapter';
 import { asStoreDataError, checkKey } from './data-errors';
 
 /** A connection lent by a pg Pool (`pool.connect()`): what the handler gets as `context.transaction`. */
@@ -49,12 +49,7 @@ export function pgTransaction(
 ) {
   return async function transaction<T>(
     work: (transaction: unknown) => Promise<T>,
-    completion: {
-      key: string;
-      token: string;
-      retentionMs: number;
-      version?: { key: string; version: number; retentionMs: number };
-    },
+    completion: TransactionCompletion,
   ): Promise<{ value: T; completed: boolean }> {
     const { token, retentionMs, version } = completion;
     // Every argument is checked before a connection is borrowed and the work runs: a version that is
