@@ -25,6 +25,7 @@ const CORE_EXPORTS = [
   'verifySignature',
 ];
 const CORE_ADAPTER_EXPORTS = [
+  'DEFAULT_RETENTION_MS',
   'DELIVERY_ID_HEADER',
   'EVENT_HEADER',
   'MIN_RETENTION_MS',
@@ -32,17 +33,24 @@ const CORE_ADAPTER_EXPORTS = [
   'SIGNATURE_HEADER',
   'STATUS_BY_CODE',
   'StoreDataError',
+  'answerRequest',
+  'asNodeRequest',
   'batchQueue',
   'bodyAlreadyParsed',
   'checkDeclaredLength',
   'checkVersion',
+  'closestEventName',
+  'closestName',
   'errorAnswer',
   'isPromiseLike',
+  'isWellFormed',
   'lingerAfterAnswer',
+  'lingerOnRefusal',
   'methodNotAllowed',
   'notFound',
   'parseEnvelope',
   'payloadTooLarge',
+  'positiveMs',
   'queueJobEntry',
   'queuedDeliveryJson',
   'readHeader',
@@ -51,6 +59,11 @@ const CORE_ADAPTER_EXPORTS = [
   'refuse',
   'requestTimeout',
   'scopedDeliveryId',
+  'serveRequest',
+  'toResponse',
+  'wakeablePause',
+  'wellFormedKey',
+  'withinTime',
   'writeNodeAnswer',
 ];
 const EXPRESS_EXPORTS = ['webhookHandler'];
@@ -97,7 +110,7 @@ const TESTING_EXPORTS = [
   'toBytes',
 ];
 /** @hookline/testing/conformance: the vitest-based suites every store and queue backend passes. */
-const TESTING_CONFORMANCE_EXPORTS = ['describeQueueConformance', 'describeStoreConformance'];
+const TESTING_CONFORMANCE_EXPORTS = ['describeQueueConformance', 'describeStoreConformance', 'describeVersionedTransactions'];
 
 const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];

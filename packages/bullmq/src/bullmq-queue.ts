@@ -1,15 +1,16 @@
 import {
   type DeadLetter,
   type DeadLetterRef,
+  DEFAULT_RETENTION_MS,
   type DeliveryQueue,
   type JobResult,
   type QueuedDelivery,
   type QueueJob,
   type QueueWorker,
   scopedDeliveryId,
+  withinTime,
 } from '@hookline/core/adapter';
 import { type ConnectionOptions, DelayedError, type Job, type Queue, UnrecoverableError, type WorkerOptions } from 'bullmq';
-import { bounded } from './bounded';
 import { deadLetterOf } from './dead-letter';
 import { DeliveryQueueClient, DeliveryWorker, unreadableData } from './delivery-job';
 import { enqueueBatcher } from './enqueue-batch';
@@ -129,7 +130,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
       defaultJobOptions: {
         attempts,
         backoff: { type: backoff.type, delay: backoff.delayMs },
-        removeOnComplete: { age: Math.ceil((options.keepCompletedMs ?? 72 * HOUR_MS) / 1000) },
+        removeOnComplete: { age: Math.ceil((options.keepCompletedMs ?? DEFAULT_RETENTION_MS) / 1000) },
         removeOnFail: { age: Math.ceil((options.keepDeadLettersMs ?? 30 * 24 * HOUR_MS) / 1000) },
       },
     });
@@ -140,6 +141,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
 
   return {
     name: 'bullmq',
+    commandTimeoutMs: timeoutMs,
     get queue() {
       return producerSide().queue;
     },
@@ -181,7 +183,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
 
     async deadLetters({ limit = 100 }: { limit?: number } = {}): Promise<DeadLetter[]> {
       if (limit <= 0) return [];
-      const jobs = await bounded(producerSide().queue.getFailed(0, limit - 1), timeoutMs, 'bullmq dead-letter listing');
+      const jobs = await withinTime(producerSide().queue.getFailed(0, limit - 1), timeoutMs, 'bullmq dead-letter listing', 'Redis');
       return jobs
         .filter((job): job is Job => job !== undefined && job !== null)
         .map(deadLetterOf)
@@ -190,21 +192,21 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
 
     async replay(letter: DeadLetterRef): Promise<boolean> {
       const scoped = scopedDeliveryId(letter);
-      return bounded(retryDeadLetter(producerSide().queue, jobIdFor(scoped)), timeoutMs, `bullmq replay of ${scoped}`);
+      return withinTime(retryDeadLetter(producerSide().queue, jobIdFor(scoped)), timeoutMs, `bullmq replay of ${scoped}`, 'Redis');
     },
 
     async replayAll(): Promise<number> {
       const { queue } = producerSide();
       // Bounded by the count at the start, so jobs that fail again meanwhile are not replayed twice.
-      let left = await bounded(queue.getFailedCount(), timeoutMs, 'bullmq dead-letter count');
+      let left = await withinTime(queue.getFailedCount(), timeoutMs, 'bullmq dead-letter count', 'Redis');
       let replayed = 0;
       while (left > 0) {
-        const page = await bounded(queue.getFailed(0, Math.min(left, 100) - 1), timeoutMs, 'bullmq dead-letter listing');
+        const page = await withinTime(queue.getFailed(0, Math.min(left, 100) - 1), timeoutMs, 'bullmq dead-letter listing', 'Redis');
         if (page.length === 0) break;
         for (const job of page) {
           left--;
           if (job === undefined || job === null || job.id === undefined) continue;
-          if (await bounded(retryDeadLetter(queue, job.id, { job }), timeoutMs, 'bullmq replay')) replayed++;
+          if (await withinTime(retryDeadLetter(queue, job.id, { job }), timeoutMs, 'bullmq replay', 'Redis')) replayed++;
         }
       }
       return replayed;

@@ -1,6 +1,5 @@
-import { type QueuedDelivery, queuedDeliveryJson } from '@hookline/core/adapter';
+import { type QueuedDelivery, queuedDeliveryJson, withinTime } from '@hookline/core/adapter';
 import { Job, type JobJson, type Queue } from 'bullmq';
-import { bounded } from './bounded';
 import { retryDeadLetter } from './revive';
 
 /** A delivery waiting for the end of the event-loop turn to be written with the others of its burst. */
@@ -67,7 +66,7 @@ export function enqueueBatcher(queue: Queue, timeoutMs: number): (jobId: string,
     pending = [];
     const what =
       batch.length === 1 ? `bullmq enqueue of ${batch[0]?.job.delivery.deliveryId}` : `bullmq enqueue of ${batch.length} deliveries`;
-    bounded(write(batch), timeoutMs, what).then(
+    withinTime(write(batch), timeoutMs, what, 'Redis').then(
       (outcomes) => {
         for (let i = 0; i < batch.length; i++) {
           const entry = batch[i] as PendingEnqueue;

@@ -1,33 +1,9 @@
-import { EVENT_NAMES } from '@hookline/core';
+import { closestEventName } from '@hookline/core/adapter';
 
-/**
- * The candidate nearest to `given` by edit distance (insertions, deletions, substitutions), when it
- * is within `maxEdits`: the "did you mean" of a mistyped option or event name. Ties go to the first.
- */
-export function closestName(given: string, candidates: Iterable<string>, maxEdits = 3): string | undefined {
-  let best: string | undefined;
-  let bestDistance = maxEdits + 1;
-  for (const candidate of candidates) {
-    const distance = editDistance(given, candidate);
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  return best;
-}
+export { closestName } from '@hookline/core/adapter';
 
 /** ` (did you mean message.delivered?)` for a name near a catalogue event, '' otherwise. */
 export function eventGuess(name: string): string {
-  const guess = closestName(name.toLowerCase(), EVENT_NAMES);
+  const guess = closestEventName(name);
   return guess === undefined ? '' : ` (did you mean ${guess}?)`;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }

@@ -1,4 +1,5 @@
-import { EVENT_NAMES, isServiceEventName } from '@hookline/core';
+import { isServiceEventName } from '@hookline/core';
+import { closestEventName } from '@hookline/core/adapter';
 
 // Checked before sending, so a typo fails at once with a message naming it instead of a round trip.
 
@@ -27,7 +28,7 @@ export function checkEvents(events: unknown, where: string): string[] {
   }
   events.forEach((name, index) => {
     if (typeof name !== 'string' || !isServiceEventName(name)) {
-      const guess = typeof name === 'string' ? closestEvent(name) : undefined;
+      const guess = typeof name === 'string' ? closestEventName(name) : undefined;
       throw new TypeError(
         `${where}: events[${index}] ${JSON.stringify(name)} is not in the service's event catalogue${guess ? ` (did you mean ${guess}?)` : ''}`,
       );
@@ -45,26 +46,4 @@ export function checkIsActive(value: unknown, where: string): boolean {
 export function checkId(id: unknown, name: string, where: string): string {
   if (typeof id !== 'string' || id.trim() === '') throw new TypeError(`${where}: ${name} is required`);
   return encodeURIComponent(id);
-}
-
-function closestEvent(name: string): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 4; // more edits than this is not a typo
-  for (const candidate of EVENT_NAMES) {
-    const distance = editDistance(name.toLowerCase(), candidate);
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
 }

@@ -1,11 +1,13 @@
 import {
   type DeadLetter,
   type DeadLetterRef,
+  DEFAULT_RETENTION_MS,
   type DeliveryQueue,
   type JobResult,
+  positiveMs,
   type QueuedDelivery,
-  type QueueJob,
   queuedDeliveryJson,
+  type QueueJob,
   refuse,
   scopedDeliveryId,
 } from '@hookline/core/adapter';
@@ -113,12 +115,6 @@ export interface ResolvedQueueSettings {
   keepDeadLettersMs: number;
 }
 
-function positiveMs(value: number, name: string): number {
-  if (!Number.isFinite(value) || value <= 0)
-    throw new RangeError(`cloudflareQueue: ${name} must be a positive number of milliseconds, got ${value}`);
-  return value;
-}
-
 function resolveSettings(binding: QueueBindingLike, options: CloudflareQueueOptions): ResolvedQueueSettings {
   if (typeof binding?.send !== 'function') {
     throw new TypeError('cloudflareQueue(binding, options): binding must be a Queue producer binding (env.DELIVERIES), with send()');
@@ -140,8 +136,8 @@ function resolveSettings(binding: QueueBindingLike, options: CloudflareQueueOpti
     maxAttempts: maxRetries + 1,
     backoff,
     deadLetterQueue: options.deadLetterQueue,
-    keepCompletedMs: positiveMs(options.keepCompletedMs ?? 72 * HOUR_MS, 'keepCompletedMs'),
-    keepDeadLettersMs: positiveMs(options.keepDeadLettersMs ?? 14 * 24 * HOUR_MS, 'keepDeadLettersMs'),
+    keepCompletedMs: positiveMs('cloudflareQueue', 'keepCompletedMs', options.keepCompletedMs ?? DEFAULT_RETENTION_MS),
+    keepDeadLettersMs: positiveMs('cloudflareQueue', 'keepDeadLettersMs', options.keepDeadLettersMs ?? 14 * 24 * HOUR_MS),
   };
 }
 

@@ -1,4 +1,5 @@
 // What the store and its Durable Object say to each other: one JSON POST per operation.
+import { isWellFormed } from '@hookline/core/adapter';
 
 /** The operations the object serves. */
 export type StoreOperation = 'claim' | 'complete' | 'release' | 'extend' | 'readVersion' | 'advanceVersion';
@@ -23,14 +24,13 @@ export const DATA_ERROR_STATUS = 422;
  */
 export const MAX_KEY_BYTES = 2027;
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const encoder = new TextEncoder();
 
 /** Why the object cannot hold `key` faithfully, or undefined when it can. */
 export function keyProblem(key: unknown): string | undefined {
   if (typeof key !== 'string' || key.length === 0) return 'the key must be a non-empty string';
   // Stored as UTF-8: a lone surrogate would become U+FFFD and two keys would meet.
-  if (LONE_SURROGATE.test(key)) return 'the key is not well-formed Unicode (a lone surrogate)';
+  if (!isWellFormed(key)) return 'the key is not well-formed Unicode (a lone surrogate)';
   if (encoder.encode(key).length > MAX_KEY_BYTES)
     return `the key is longer than ${MAX_KEY_BYTES} bytes (Durable Object storage keys are at most 2048 bytes)`;
   return undefined;

@@ -1,5 +1,5 @@
 import type { ClaimResult } from '@hookline/core';
-import { checkVersion, StoreDataError } from '@hookline/core/adapter';
+import { checkVersion, DEFAULT_RETENTION_MS, StoreDataError } from '@hookline/core/adapter';
 import type { JobRequest } from './job-protocol';
 import { serveJobRequest } from './job-records';
 import { DATA_ERROR_STATUS, keyProblem, type StoreRequest } from './protocol';
@@ -38,8 +38,6 @@ interface DeliveryRecord {
 
 const RECORD = 'r:';
 const VERSION = 'v:';
-/** How long a lease or released record outlives its lease, so `attempt` keeps counting across the service's retries. */
-const KEEP_MS = 72 * 3_600_000;
 /** Records the alarm deletes per run; it runs again at once when more are due. */
 const SWEEP_BATCH = 500;
 
@@ -154,7 +152,7 @@ export class HooklineStoreObject {
     if (record?.s === 'l' && (record.le ?? 0) > now) return { state: 'in_progress', retryAfterMs: (record.le as number) - now };
     const attempt = (record?.a ?? 0) + 1;
     const leaseEnd = now + leaseMs;
-    await this.#write(RECORD + key, { s: 'l', t: token, a: attempt, le: leaseEnd, p: leaseEnd + KEEP_MS }, true, record?.p);
+    await this.#write(RECORD + key, { s: 'l', t: token, a: attempt, le: leaseEnd, p: leaseEnd + DEFAULT_RETENTION_MS }, true, record?.p);
     return { state: 'acquired', attempt };
   }
 
@@ -201,7 +199,7 @@ export class HooklineStoreObject {
     if (record === undefined) return false;
     const leaseEnd = Date.now() + leaseMs;
     // Not re-indexed on every heartbeat: the alarm re-indexes a record it finds kept longer.
-    await this.#write(RECORD + key, { ...record, le: leaseEnd, p: Math.max(record.p, leaseEnd + KEEP_MS) }, false);
+    await this.#write(RECORD + key, { ...record, le: leaseEnd, p: Math.max(record.p, leaseEnd + DEFAULT_RETENTION_MS) }, false);
     return true;
   }
 }

@@ -1,20 +1,26 @@
 // @hookline/core/adapter: what adapter and store authors need, and application code does not.
 // Adapters read the raw bytes (readNodeBody, readRequestBody), hand them to `receiver.handle()` and
-// copy its answer onto their framework's response (writeNodeAnswer); every refusal they give before
-// the receiver sees the request is built by the functions under "Refusals", so statuses and bodies
-// match the receiver's own. See docs/ARCHITECTURE.md in the repository for where each piece sits.
+// copy its answer onto their framework's response (writeNodeAnswer, toResponse); answerRequest and
+// serveRequest are that sequence for a framework's request, and AdapterOptions the options every
+// adapter shares. Every refusal they give before the receiver sees the request is built by the
+// functions under "Refusals", so statuses and bodies match the receiver's own. See
+// docs/ARCHITECTURE.md in the repository for where each piece sits.
 
 // Bodies and the node:http bridge
 export { readRequestBody, checkDeclaredLength } from './body';
+export { serveRequest, answerRequest, toResponse } from './web-request';
 export {
   readNodeBody,
+  asNodeRequest,
   writeNodeAnswer,
   lingerAfterAnswer,
+  lingerOnRefusal,
   type NodeRequest,
   type NodeHandlerOptions,
   type NodeBodyOptions,
   type LingerOptions,
 } from './node-handler';
+export type { AdapterOptions } from './adapter-options';
 
 // Answers and refusals
 export {
@@ -31,11 +37,20 @@ export { STATUS_BY_CODE, type HooklineErrorCode, type ErrorDetails } from './err
 
 // The envelope and headers
 export { parseEnvelope } from './envelope';
+export { closestName, closestEventName } from './closest-name';
 export { SIGNATURE_HEADER, EVENT_HEADER, DELIVERY_ID_HEADER, readHeader, type HeadersInput, type IncomingHeaders } from './headers';
 export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
 
 // Stores
-export { StoreDataError, checkVersion, type IdempotencyStore, type ClaimResult, type Awaitable } from './store';
+export {
+  StoreDataError,
+  checkVersion,
+  type IdempotencyStore,
+  type ClaimResult,
+  type Awaitable,
+  type TransactionCompletion,
+} from './store';
+export { DEFAULT_RETENTION_MS, positiveMs, isWellFormed, wellFormedKey } from './store-checks';
 export { batchQueue, type BatchQueueOptions } from './batch-queue';
 
 // Queue backends (answer-fast mode)
@@ -51,4 +66,9 @@ export {
   scopedDeliveryId,
 } from './queue';
 export { queueJobEntry, type QueueJobEntry } from './receiver-entry';
+export { withinTime } from './within-time';
+export { wakeablePause } from './wakeable-pause';
 export { isPromiseLike } from './awaitable';
+
+// Diagnostics: what the receiver publishes on node:diagnostics_channel, for tracers (types only)
+export type { DeliveryTrace, StoreOperationMessage, TraceOutcome } from './diagnostics';

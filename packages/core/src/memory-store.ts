@@ -1,5 +1,6 @@
 import { type ClaimResult, checkVersion, type IdempotencyStore } from './store';
 import { flatKey } from './store-keys';
+import { DEFAULT_RETENTION_MS } from './store-checks';
 
 /** Options of `memoryStore()`. */
 export interface MemoryStoreOptions {
@@ -61,7 +62,7 @@ const MAX_SECONDS = 2 ** 30;
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const maxEntries = options.maxEntries ?? 1_000_000;
-  const releasedTtlMs = options.releasedTtlMs ?? 72 * 3_600_000;
+  const releasedTtlMs = options.releasedTtlMs ?? DEFAULT_RETENTION_MS;
   const now = options.now ?? Date.now;
   if (!Number.isInteger(maxEntries) || maxEntries < 1) {
     throw new RangeError(`memoryStore: maxEntries must be a positive integer, got ${maxEntries}`);

@@ -7,6 +7,16 @@ import { type LingerOptions, lingerAfterAnswer } from './node-linger';
 /** A node request that a framework may have decorated with a parsed or raw body. */
 export type NodeRequest = IncomingMessage & { body?: unknown; rawBody?: unknown; _body?: unknown };
 
+/**
+ * `value` as node's request when it is one (a stream with a header record), else undefined: how an
+ * adapter for a framework that runs on several runtimes finds node's request behind its own.
+ */
+export function asNodeRequest(value: unknown): NodeRequest | undefined {
+  const candidate = value as Partial<NodeRequest> | null | undefined;
+  if (candidate == null || typeof candidate.on !== 'function' || typeof candidate.headers !== 'object') return undefined;
+  return candidate as NodeRequest;
+}
+
 /** The configuration error's advice when a framework already parsed the body (the Express wording). */
 export const PARSED_BODY_FIX =
   "Mount the webhook route before any JSON/text body parser (e.g. before app.use(express.json())), or give it a raw parser that keeps the bytes as sent: express.raw({ type: (req) => !req.headers['content-encoding'], limit: receiver.maxBodyBytes, inflate: false }).";

@@ -178,6 +178,24 @@ describe('the body-read time limit (bodyTimeoutMs)', () => {
     expect(ms).toBeLessThan(20_000);
   });
 
+  it("the handler's own bodyTimeoutMs (AdapterOptions) takes the place of the receiver's, and must be positive", async () => {
+    const port = await serve({ bodyTimeoutMs: 60_000 }, { bodyTimeoutMs: 200 });
+    const reply = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write(`${post(1000)}{"event":`));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('close', () => resolve(text));
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 408/);
+    expect(reply).toContain('"limitMs":200');
+    const receiver = createReceiver({ secret: SECRET, logger: false });
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => createNodeHandler(receiver, { bodyTimeoutMs: bad })).toThrow(
+        new RangeError(`createNodeHandler: bodyTimeoutMs must be a positive number of milliseconds, got ${bad}`),
+      );
+    }
+  });
+
   it('a body that arrives in time is delivered, however many chunks it takes', async () => {
     const port = await serve({ bodyTimeoutMs: 1_000 });
     const input = signed(envelope());

@@ -3,13 +3,15 @@ import { methodNotAllowed, notFound, type ReceiverAnswer } from './answers';
 import { isPromiseLike } from './awaitable';
 import { receiveDirect } from './receiver-entry';
 import { HooklineError } from './errors';
+import type { AdapterOptions } from './adapter-options';
 import { type NodeBodyOptions, type NodeRequest, PARSED_BODY_FIX, readNodeBody } from './node-body';
-import { type LingerOptions, lingerAfterAnswer } from './node-linger';
+import { type LingerOptions, lingerOnRefusal } from './node-linger';
 import type { ReceiverEndpoint } from './receiver';
+import { positiveMs } from './store-checks';
 
 // The bridge's building blocks live in node-body.ts (reading) and node-linger.ts (the lingering close).
-export { type NodeBodyOptions, type NodeRequest, readNodeBody } from './node-body';
-export { LINGER_DEFAULTS, type LingerOptions, lingerAfterAnswer } from './node-linger';
+export { asNodeRequest, type NodeBodyOptions, type NodeRequest, readNodeBody } from './node-body';
+export { LINGER_DEFAULTS, type LingerOptions, lingerAfterAnswer, lingerOnRefusal } from './node-linger';
 
 /**
  * Writes an answer given before the body was read whole: with a lingering close (and
@@ -20,8 +22,7 @@ export { LINGER_DEFAULTS, type LingerOptions, lingerAfterAnswer } from './node-l
  * writeEarlyNodeAnswer(req, res, receiver.answerError(methodNotAllowed(req.method ?? 'unknown')));
  */
 export function writeEarlyNodeAnswer(req: IncomingMessage, res: ServerResponse, answer: ReceiverAnswer, linger?: LingerOptions): void {
-  if (lingerAfterAnswer(req, linger)) answer.headers.connection = 'close';
-  writeNodeAnswer(res, answer);
+  writeNodeAnswer(res, lingerOnRefusal(req, answer, linger));
 }
 
 /**
@@ -43,7 +44,7 @@ export function writeNodeAnswer(res: ServerResponse, answer: ReceiverAnswer): vo
 }
 
 /** Options of `createNodeHandler()`. */
-export interface NodeHandlerOptions {
+export interface NodeHandlerOptions extends AdapterOptions {
   /**
    * Serve only this path (the query string is ignored); other paths get 404, or go to `next` when
    * the handler is used as middleware.
@@ -55,12 +56,6 @@ export interface NodeHandlerOptions {
    * @default advice to mount the route before any body parser, or to give it express.raw()
    */
   parsedBodyFix?: string;
-  /**
-   * Bounds of the lingering close after an answer given before the whole body was read (413, 408,
-   * 405, 404): the rest is read and discarded so that the client reads the answer instead of a reset.
-   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
-   */
-  linger?: LingerOptions;
 }
 
 /**
@@ -72,8 +67,9 @@ export interface NodeHandlerOptions {
  * http.createServer(createNodeHandler(receiver, { path: '/webhooks' })).listen(3000, '127.0.0.1');
  */
 export function createNodeHandler(receiver: ReceiverEndpoint, options: NodeHandlerOptions = {}) {
-  const { path, parsedBodyFix = PARSED_BODY_FIX, linger } = options;
-  const bodyOptions: NodeBodyOptions = { fix: parsedBodyFix, timeoutMs: receiver.bodyTimeoutMs, linger };
+  const { path, parsedBodyFix = PARSED_BODY_FIX, linger, bodyTimeoutMs } = options;
+  const timeoutMs = bodyTimeoutMs === undefined ? receiver.bodyTimeoutMs : positiveMs('createNodeHandler', 'bodyTimeoutMs', bodyTimeoutMs);
+  const bodyOptions: NodeBodyOptions = { fix: parsedBodyFix, timeoutMs, linger };
   // Not an async function: the body is read with callbacks and an answer the receiver gave
   // synchronously is written in the same turn (receiveDirect), one microtask after the body's end.
   // That microtask is kept on purpose: the promise is subscribed to here, so the receiver and the

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { ReceiverAnswer } from './answers';
 
 /**
  * Bounds of the lingering close: what hookline still reads, and throws away, from a client it
@@ -26,8 +27,6 @@ export interface LingerOptions {
 
 /** The lingering close's bounds when none are given. */
 export const LINGER_DEFAULTS: Readonly<Required<LingerOptions>> = { maxBytes: 64 * 1024 * 1024, maxMs: 30_000, idleMs: 5_000 };
-
-/** Options of `readNodeBody()`. */
 
 const LINGERING = Symbol.for('hookline.lingering');
 type LingeringSocket = NonNullable<IncomingMessage['socket']> & { [LINGERING]?: true };
@@ -100,4 +99,19 @@ export function lingerAfterAnswer(req: IncomingMessage, options: LingerOptions =
     req.once('end', destroyAfterFlush);
   };
   return true;
+}
+
+/**
+ * An answer about to be sent for a request that may not have been read whole: a refusal (status 400
+ * or more: 405, 413, 408…) given while body bytes are still to come gets the lingering close and
+ * `connection: close`. Returns the answer. For adapters that write the answer through their
+ * framework, or that serve node's request only on some runtimes (`req` undefined elsewhere); a 2xx
+ * answer, or a request whose body was read, is left as it is.
+ *
+ * @example
+ * reply.code(answer.status).headers(lingerOnRefusal(request.raw, answer).headers).send(answer.body);
+ */
+export function lingerOnRefusal(req: IncomingMessage | undefined, answer: ReceiverAnswer, linger?: LingerOptions): ReceiverAnswer {
+  if (answer.status >= 400 && req !== undefined && lingerAfterAnswer(req, linger)) answer.headers.connection = 'close';
+  return answer;
 }

@@ -93,6 +93,13 @@ export interface DeliveryQueue {
   /** The backend's name, for messages and traces (`'bullmq'`, `'pg-boss'`). */
   readonly name: string;
   /**
+   * The time limit the backend puts on each of its calls, when it bounds them itself. An enqueue
+   * bounded that way, no later than the receiver's `storeTimeoutMs`, gets no second timer from the
+   * receiver: one time limit, not two.
+   * @default undefined (the receiver bounds every enqueue by `storeTimeoutMs`)
+   */
+  readonly commandTimeoutMs?: number;
+  /**
    * Writes the job durably and resolves only then. Idempotent on `(scope ?? '') + delivery.deliveryId`:
    * enqueueing one the queue already holds (waiting, delayed, running or completed) resolves with
    * `{ duplicate: true }` and adds no second job. One the queue holds as a dead letter is put back
@@ -144,4 +151,13 @@ export function withBodyJson(job: QueuedDelivery, bodyText: string): void {
   const { delivery, ...rest } = job; // rest always holds receivedAt and secretIndex: never `{}`
   // Not enumerable: a spread or JSON.stringify of the job leaves it out.
   Object.defineProperty(job, JOB_JSON, { value: `{"delivery":${bodyText},${JSON.stringify(rest).slice(1)}` });
+}
+
+/**
+ * The receiver's own time limit for an enqueue on `queue`: `Infinity` (no timer) when the queue
+ * bounds its calls no later than `storeTimeoutMs` itself, so that one timer runs, not two.
+ */
+export function enqueueTimeoutMs(queue: DeliveryQueue, storeTimeoutMs: number): number {
+  const own = queue.commandTimeoutMs;
+  return own !== undefined && own > 0 && own <= storeTimeoutMs ? Number.POSITIVE_INFINITY : storeTimeoutMs;
 }

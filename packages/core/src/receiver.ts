@@ -1,6 +1,4 @@
-import * as answers from './answers';
 import type { ReceiverAnswer } from './answers';
-import { readRequestBody } from './body';
 import type { Handler } from './dispatch';
 import { type HandlerEntry, type HandlerOptions, handlerEntry } from './handler-options';
 import type { DeliveryFor, EventMap, EventPattern, ServiceEvents } from './events';
@@ -12,6 +10,7 @@ import { receiveError, receive, receiveAwaitable } from './pipeline';
 import type { QueueWorker } from './queue';
 import { attachEntry } from './receiver-entry';
 import { createState } from './receiver-state';
+import { serveRequest } from './web-request';
 import { processJob, startWorker, type WorkOptions } from './worker';
 
 /** A delivery whose `data` a handler's schema checked: the schema's output type, or the event's own without a schema. */
@@ -117,19 +116,8 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
     work(workOptions) {
       return startWorker(state, workOptions);
     },
-    async fetch(request) {
-      let answer: ReceiverAnswer;
-      if (request.method !== 'POST') {
-        answer = receiveError(state, answers.methodNotAllowed(request.method));
-      } else {
-        try {
-          const body = await readRequestBody(request, config.maxBodyBytes, config.bodyTimeoutMs);
-          answer = await receive(state, { body, headers: request.headers, url: request.url });
-        } catch (error) {
-          answer = receiveError(state, error);
-        }
-      }
-      return new Response(answer.body, { status: answer.status, headers: answer.headers });
+    fetch(request) {
+      return serveRequest(receiver, request);
     },
   };
   for (const [name, listener] of Object.entries(options.hooks ?? {})) {

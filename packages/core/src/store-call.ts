@@ -21,7 +21,8 @@ export function storeCallStart(attempt: Attempt): number {
 /**
  * Bounds and times one store call whose answer is `result` (the caller makes the call itself, so the
  * synchronous path allocates nothing). A store that answered synchronously (the memory store) cannot
- * hang and pays nothing; a promise gets one timer of `timeoutMs`. `onLate` sees the value of a call that
+ * hang and pays nothing; a promise gets one timer of `timeoutMs` (none for `Infinity`: a call the
+ * backend bounds itself). `onLate` sees the value of a call that
  * answered after its time limit (a claim acquired after all must be released, so the next attempt
  * need not wait out the lease).
  */
@@ -37,6 +38,7 @@ export function boundStoreCall<T>(
     if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt);
     return result;
   }
+  if (timeoutMs === Number.POSITIVE_INFINITY) return traced(attempt, operation, startedAt, result);
   return new Promise<T>((resolve, reject) => {
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -63,6 +65,21 @@ export function boundStoreCall<T>(
       },
     );
   });
+}
+
+/** Times a call the backend bounds itself: no timer of ours. */
+function traced<T>(attempt: Attempt, operation: StoreOperationMessage['operation'], startedAt: number, result: Promise<T>): Promise<T> {
+  if (startedAt < 0) return result;
+  return result.then(
+    (value) => {
+      traceStoreOperation(attempt, operation, performance.now() - startedAt);
+      return value;
+    },
+    (error: unknown) => {
+      traceStoreOperation(attempt, operation, performance.now() - startedAt, error);
+      throw error;
+    },
+  );
 }
 
 /** `boundStoreCall` for a call that may also throw synchronously (the throw is traced, then rethrown). */

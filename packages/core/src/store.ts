@@ -11,6 +11,14 @@ export type ClaimResult =
   /** The key was completed and is still retained: a duplicate. */
   | { state: 'completed' };
 
+/** What `transaction()` completes with the work: the delivery's key for its token, and with an ordering guard the version record. */
+export interface TransactionCompletion {
+  key: string;
+  token: string;
+  retentionMs: number;
+  version?: { key: string; version: number; retentionMs: number };
+}
+
 /**
  * Where the receiver remembers deliveries (docs/ARCHITECTURE.md, "The store contract"). Implementations must make
  * `claim` atomic, measure expiry on their own clock, and throw (or reject) on backend errors, never
@@ -51,15 +59,7 @@ export interface IdempotencyStore {
    * throws (rethrown) or when the token no longer holds the key (`completed: false`: another attempt
    * may be running the delivery).
    */
-  transaction?<T>(
-    work: (transaction: unknown) => Promise<T>,
-    completion: {
-      key: string;
-      token: string;
-      retentionMs: number;
-      version?: { key: string; version: number; retentionMs: number };
-    },
-  ): Promise<{ value: T; completed: boolean }>;
+  transaction?<T>(work: (transaction: unknown) => Promise<T>, completion: TransactionCompletion): Promise<{ value: T; completed: boolean }>;
 }
 
 export { isPromiseLike } from './awaitable';

@@ -1,6 +1,6 @@
 import { type AttributeValue, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { checkVersion, StoreDataError } from '@hookline/core/adapter';
+import { checkVersion, DEFAULT_RETENTION_MS, positiveMs, StoreDataError, wellFormedKey } from '@hookline/core/adapter';
 
 /** The one method of the AWS SDK v3 `DynamoDBClient` the store calls (any v3 client fits). */
 export interface DynamoDbClientLike {
@@ -66,23 +66,16 @@ const COMPLETED = 'c';
 const MAX_KEY_BYTES = 2048;
 /** What the receiver's key may take: the version record's prefix must fit too. */
 const MAX_RECEIVER_KEY_BYTES = MAX_KEY_BYTES - 9;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 const s = (value: string): AttributeValue => ({ S: value });
 const n = (value: number): AttributeValue => ({ N: String(value) });
 
-function ms(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`dynamoDbStore: ${name} must be a positive number of milliseconds, got ${value}`);
-  }
-  return Math.ceil(value);
-}
+const ms = (name: string, value: number): number => Math.ceil(positiveMs('dynamoDbStore', name, value));
 
 /** DynamoDB stores strings as UTF-8: a lone surrogate would become U+FFFD and two keys would meet. */
 function checkedKey(key: string): AttributeValue {
   if (key.length === 0) throw new StoreDataError('dynamoDbStore: an empty key cannot be a DynamoDB partition key');
-  if (LONE_SURROGATE.test(key))
-    throw new StoreDataError('dynamoDbStore: the key is not well-formed Unicode (a lone surrogate); DynamoDB would store it lossily');
+  wellFormedKey('dynamoDbStore', key);
   if (Buffer.byteLength(key, 'utf8') > MAX_RECEIVER_KEY_BYTES) {
     throw new StoreDataError(
       `dynamoDbStore: the key is longer than ${MAX_RECEIVER_KEY_BYTES} bytes (DynamoDB's partition key limit is ${MAX_KEY_BYTES}, and version records prefix it)`,
@@ -130,7 +123,7 @@ const conditionFailed = (error: unknown): boolean => errorName(error) === 'Condi
 export function dynamoDbStore(options: DynamoDbStoreOptions): IdempotencyStore {
   const { client, tableName } = options;
   if (typeof tableName !== 'string' || tableName.length === 0) throw new TypeError('dynamoDbStore: tableName is required');
-  const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
+  const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);
   const now = options.now ?? Date.now;
 
   /** One conditional update on the owner's token; false when the token does not hold the lease. */

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { createNodeHandler, type LingerOptions, type NodeRequest, type ReceiverEndpoint } from '@hookline/core';
+import { createNodeHandler, type NodeRequest, type ReceiverEndpoint } from '@hookline/core';
+import type { AdapterOptions } from '@hookline/core/adapter';
 
 /**
  * The recommended raw parser, for when one must sit in front of the route: it keeps the bytes as sent.
@@ -11,14 +12,7 @@ const EXPRESS_FIX =
   "Mount the webhook route before app.use(express.json()) / express.text() / express.urlencoded(), or give this route a raw parser that keeps the bytes as sent: express.raw({ type: (req) => !req.headers['content-encoding'], limit: receiver.maxBodyBytes, inflate: false }).";
 
 /** Options of `webhookHandler()`. */
-export interface ExpressWebhookOptions {
-  /**
-   * Bounds of the lingering close after an answer given before the whole body was read (413, 408,
-   * 405 to a request with a body): the rest is read and discarded so the client reads the answer.
-   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
-   */
-  linger?: LingerOptions;
-}
+export type ExpressWebhookOptions = Pick<AdapterOptions, 'linger'>;
 
 /** An Express route handler (Express 4 and 5); typed on node's `req`/`res` so no `@types/express` is needed. */
 export type ExpressWebhookHandler = (req: NodeRequest, res: ServerResponse, next?: (error?: unknown) => void) => Promise<void>;

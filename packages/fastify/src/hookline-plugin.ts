@@ -1,8 +1,9 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { HooklineError, type ReceiverEndpoint } from '@hookline/core';
 import {
+  type AdapterOptions,
   type LingerOptions,
-  lingerAfterAnswer,
+  lingerOnRefusal,
   methodNotAllowed,
   type NodeBodyOptions,
   type NodeRequest,
@@ -12,7 +13,7 @@ import {
 } from '@hookline/core/adapter';
 
 /** Options of `hooklinePlugin`. */
-export interface HooklinePluginOptions {
+export interface HooklinePluginOptions extends Pick<AdapterOptions, 'path' | 'linger'> {
   /** The receiver from `createReceiver()`. */
   receiver: ReceiverEndpoint;
   /**
@@ -20,22 +21,14 @@ export interface HooklinePluginOptions {
    * @default '/webhooks'
    */
   path?: string;
-  /**
-   * Bounds of the lingering close after an answer given before the whole body was read (413, 408,
-   * 405 to a request with a body): the rest is read and discarded so the client reads the answer
-   * instead of a reset.
-   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
-   */
-  linger?: LingerOptions;
 }
 
 const FASTIFY_FIX =
   'Remove the hook (onRequest/preParsing) that read the request stream from the scope of hooklinePlugin, or have it return a new stream with the same bytes.';
 
 function send(request: FastifyRequest, reply: FastifyReply, answer: ReceiverAnswer, linger: LingerOptions | undefined): FastifyReply {
-  // Answered before the body was read whole: read and discard the rest after the answer (a no-op when
-  // the body was read).
-  if (answer.status >= 400 && lingerAfterAnswer(request.raw, linger)) answer.headers.connection = 'close';
+  // Answered before the body was read whole: read and discard the rest after the answer.
+  lingerOnRefusal(request.raw, answer, linger);
   return reply.code(answer.status).headers(answer.headers).send(answer.body);
 }
 

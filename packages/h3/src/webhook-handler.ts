@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createNodeHandler, HooklineError, type ReceiverEndpoint } from '@hookline/core';
 import {
+  type AdapterOptions,
+  asNodeRequest,
   bodyAlreadyParsed,
-  type LingerOptions,
-  lingerAfterAnswer,
+  lingerOnRefusal,
   methodNotAllowed,
   type NodeBodyOptions,
   type NodeRequest,
@@ -20,16 +21,8 @@ type NodeBridge = ReturnType<typeof createNodeHandler>;
 /** Where h3 v1's readBody()/readRawBody() keep the raw bytes they read (`Symbol.for`, shared with h3). */
 const H3_V1_RAW_BODY = Symbol.for('h3RawBody');
 
-/** Options of `webhookHandler()`. */
-export interface H3WebhookOptions {
-  /**
-   * On Node (h3 v1, and h3 v2 served by node:http): bounds of the lingering close after an answer
-   * given before the whole body was read (413, 408, 405 to a request with a body): the rest is read
-   * and discarded so the client reads the answer instead of a reset.
-   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
-   */
-  linger?: LingerOptions;
-}
+/** Options of `webhookHandler()`: `linger` applies on Node (h3 v1, and h3 v2 served by node:http). */
+export type H3WebhookOptions = Pick<AdapterOptions, 'linger'>;
 
 /** The parts of an h3 v1 event the handler uses (`event.node`). */
 interface H3V1EventLike {
@@ -58,9 +51,7 @@ function isV2(event: H3EventLike): event is H3V2EventLike {
 
 /** h3 v2 served by node:http (srvx): node's request behind `event.req`. */
 function nodeIncoming(event: H3V2EventLike): NodeRequest | undefined {
-  const incoming = event.runtime?.node?.req as Partial<NodeRequest> | undefined;
-  if (incoming === undefined || typeof incoming.on !== 'function' || typeof incoming.headers !== 'object') return undefined;
-  return incoming as NodeRequest;
+  return asNodeRequest(event.runtime?.node?.req);
 }
 
 /**
@@ -149,10 +140,7 @@ async function serveV2(receiver: ReceiverEndpoint, event: H3V2EventLike, bodyOpt
   }
   // Answered before the body was read whole (405, 413, 408): on node:http, read and discard the rest
   // after the answer so the client reads it instead of a reset (a no-op when the body was read).
-  if (answer.status >= 400) {
-    const incoming = nodeIncoming(event);
-    if (incoming !== undefined && lingerAfterAnswer(incoming, bodyOptions.linger)) answer.headers.connection = 'close';
-  }
+  if (answer.status >= 400) lingerOnRefusal(nodeIncoming(event), answer, bodyOptions.linger);
   event.res.status = answer.status;
   for (const [name, value] of Object.entries(answer.headers)) event.res.headers.set(name, value);
   return answer.body;

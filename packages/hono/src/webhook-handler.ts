@@ -1,40 +1,27 @@
 import type { Context, Handler } from 'hono';
-import type { ReceiverEndpoint } from '@hookline/core';
+import type { ReceiverEndpoint, ReceiverInput } from '@hookline/core';
 import {
+  type AdapterOptions,
+  answerRequest,
+  asNodeRequest,
   bodyAlreadyParsed,
-  type LingerOptions,
-  lingerAfterAnswer,
-  methodNotAllowed,
+  lingerOnRefusal,
   type NodeBodyOptions,
   type NodeRequest,
-  type ReceiverAnswer,
   readNodeBody,
   readRequestBody,
+  toResponse,
 } from '@hookline/core/adapter';
 
 const HONO_FIX =
   'Mount the webhook route before the middleware that read the body as text, JSON or form data (c.req.json(), c.req.text(), a validator…), or have that middleware read c.req.arrayBuffer() instead (decoding text strips a BOM and changes the signed bytes).';
 
-/** Options of `webhookHandler()`. */
-export interface HonoWebhookOptions {
-  /**
-   * On @hono/node-server: bounds of the lingering close after an answer given before the whole body
-   * was read (413, 408, 405 to a request with a body): the rest is read and discarded so the client
-   * reads the answer instead of a reset.
-   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
-   */
-  linger?: LingerOptions;
-}
-
-function toResponse({ status, headers, body }: ReceiverAnswer): Response {
-  return new Response(body, { status, headers });
-}
+/** Options of `webhookHandler()`: `linger` applies on @hono/node-server, where node's socket is at hand. */
+export type HonoWebhookOptions = Pick<AdapterOptions, 'linger'>;
 
 /** On @hono/node-server, `c.env.incoming` is node's request. */
 function nodeIncoming(c: Context): NodeRequest | undefined {
-  const incoming = (c.env as { incoming?: Partial<NodeRequest> } | undefined)?.incoming;
-  if (incoming === undefined || typeof incoming.on !== 'function' || typeof incoming.headers !== 'object') return undefined;
-  return incoming as NodeRequest;
+  return asNodeRequest((c.env as { incoming?: unknown } | undefined)?.incoming);
 }
 
 /**
@@ -47,11 +34,11 @@ function untouched(incoming: NodeRequest, c: Context): boolean {
   return incoming.readableFlowing === null && !incoming.readableEnded && Object.keys(c.req.bodyCache).length === 0;
 }
 
-async function answer(receiver: ReceiverEndpoint, c: Context, bodyOptions: NodeBodyOptions): Promise<ReceiverAnswer> {
+async function readInput(receiver: ReceiverEndpoint, c: Context, bodyOptions: NodeBodyOptions): Promise<ReceiverInput> {
   const incoming = nodeIncoming(c);
   if (incoming !== undefined && untouched(incoming, c)) {
     const body = await readNodeBody(incoming, receiver.maxBodyBytes, bodyOptions);
-    return receiver.handle({ body, headers: incoming.headers, url: c.req.url });
+    return { body, headers: incoming.headers, url: c.req.url };
   }
   const request = c.req.raw;
   // A middleware that read c.req.arrayBuffer() left the exact bytes in Hono's body cache: use them.
@@ -61,12 +48,12 @@ async function answer(receiver: ReceiverEndpoint, c: Context, bodyOptions: NodeB
   if (cached !== undefined) {
     body = new Uint8Array(await cached); // receiver.handle() still enforces maxBodyBytes
   } else if (request.bodyUsed || Object.keys(c.req.bodyCache).length > 0) {
-    return receiver.answerError(bodyAlreadyParsed(HONO_FIX));
+    throw bodyAlreadyParsed(HONO_FIX);
   } else {
     // Streams with the size and time limits: an oversized body is refused before it is buffered whole.
     body = await readRequestBody(request, receiver.maxBodyBytes, receiver.bodyTimeoutMs);
   }
-  return receiver.handle({ body, headers: request.headers, url: request.url });
+  return { body, headers: request.headers, url: request.url };
 }
 
 /**
@@ -82,23 +69,12 @@ async function answer(receiver: ReceiverEndpoint, c: Context, bodyOptions: NodeB
 export function webhookHandler(receiver: ReceiverEndpoint, options: HonoWebhookOptions = {}): Handler {
   const { linger } = options;
   const bodyOptions: NodeBodyOptions = { fix: HONO_FIX, timeoutMs: receiver.bodyTimeoutMs, linger };
+  const read = (c: Context) => readInput(receiver, c, bodyOptions);
   return async (c) => {
-    let result: ReceiverAnswer;
-    if (c.req.method !== 'POST') {
-      result = receiver.answerError(methodNotAllowed(c.req.method));
-    } else {
-      try {
-        result = await answer(receiver, c, bodyOptions);
-      } catch (error) {
-        result = receiver.answerError(error);
-      }
-    }
+    const answer = await answerRequest(receiver, c.req.method, read, c);
     // Answered before the body was read whole (405, 413, 408): on Node, read and discard the rest after
-    // the answer so the client reads it instead of a reset (a no-op when the body was read).
-    if (result.status >= 400) {
-      const incoming = nodeIncoming(c);
-      if (incoming !== undefined && lingerAfterAnswer(incoming, linger)) result.headers.connection = 'close';
-    }
-    return toResponse(result);
+    // the answer so the client reads it instead of a reset (node's request is looked up for those only).
+    if (answer.status >= 400) lingerOnRefusal(nodeIncoming(c), answer, linger);
+    return toResponse(answer);
   };
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createNodeHandler, type NodeRequest, type ReceiverEndpoint } from '@hookline/core';
+import type { AdapterOptions } from '@hookline/core/adapter';
 
 const KOA_FIX =
   'A body parser (koa-bodyparser, @koa/bodyparser, koa-body) read the request before hookline did: add the webhook middleware before app.use(bodyParser()), or set ctx.disableBodyParser = true for its path, so the exact bytes reach hookline.';
@@ -16,15 +17,11 @@ export interface KoaContextLike {
 /** A Koa middleware (Koa 2 and 3, and @koa/router routes). */
 export type KoaWebhookMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) => Promise<void>;
 
-/** Options of `webhookMiddleware()`. */
-export interface KoaWebhookOptions {
-  /**
-   * Serve only this path (`ctx.path`); other requests go on to `next()`. Leave it out under a router
-   * (`router.post('/webhooks', …)`), which matches the path itself.
-   * @default undefined (every request that reaches the middleware)
-   */
-  path?: string;
-}
+/**
+ * Options of `webhookMiddleware()`: with `path`, other requests go on to `next()`. Leave it out under
+ * a router (`router.post('/webhooks', …)`), which matches the path itself.
+ */
+export type KoaWebhookOptions = Pick<AdapterOptions, 'path'>;
 
 /**
  * A Koa middleware that serves a hookline receiver through the core's node:http bridge: it streams

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { batchQueue, StoreDataError } from '@hookline/core/adapter';
+import { batchQueue, DEFAULT_RETENTION_MS, positiveMs, StoreDataError, wellFormedKey } from '@hookline/core/adapter';
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { MAX_KEY_BYTES, MAX_TOKEN_BYTES, qualifiedTable, schemaSql, type TableLocation } from './schema';
 import { MAX_CLAIM_BATCH, OUTCOME, PRUNE_CHUNK, statements } from './statements';
@@ -64,24 +64,11 @@ function count(name: string, value: number): number {
   return value;
 }
 
-function ms(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`mysqlStore: ${name} must be a positive number of milliseconds, got ${value}`);
-  }
-  return Math.ceil(value);
-}
-
-/** With the `u` flag a surrogate pair is one code point, so this matches only a lone surrogate. */
-const LONE_SURROGATE = /\p{Cs}/u;
+const ms = (name: string, value: number): number => Math.ceil(positiveMs('mysqlStore', name, value));
 
 /** The UTF-8 bytes of a key or token, or a StoreDataError when the database could not hold it as itself. */
 function bytes(what: 'key' | 'token', value: string, max: number): Buffer {
-  if (typeof value !== 'string' || LONE_SURROGATE.test(value)) {
-    throw new StoreDataError(
-      `mysqlStore: the ${what} ${JSON.stringify(value)} is not well-formed UTF-16 (a lone surrogate) and cannot be stored as itself`,
-    );
-  }
-  const encoded = Buffer.from(value, 'utf8');
+  const encoded = Buffer.from(wellFormedKey('mysqlStore', value, what), 'utf8');
   if (encoded.length > max) {
     throw new StoreDataError(`mysqlStore: the ${what} is ${encoded.length} bytes in UTF-8; the table holds at most ${max}`);
   }
@@ -136,7 +123,7 @@ const errno = (error: unknown): number | undefined => (error as { errno?: number
 export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
   const { pool } = options;
   const table = qualifiedTable(options);
-  const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
+  const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);
   const timeout = ms('statementTimeoutMs', options.statementTimeoutMs ?? 5_000);
   const prepared = options.preparedStatements ?? true;
   const sql = statements(table);

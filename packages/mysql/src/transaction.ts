@@ -2,6 +2,7 @@
 // completion record and (with an ordering guard) its version record commit together, on one
 // connection of the store's pool. The version rows live in a table of their own (`<table>_versions`),
 // InnoDB as the store's: one InnoDB transaction commits every table it wrote at once, or none.
+import type { TransactionCompletion } from '@hookline/core/adapter';
 import type { MysqlValue } from './mysql-pool';
 
 /** A connection lent by a `mysql2/promise` Pool: what the handler gets as `context.transaction`. */
@@ -49,12 +50,7 @@ export function mysqlTransaction(
 ) {
   return async function transaction<T>(
     work: (transaction: unknown) => Promise<T>,
-    options: {
-      key: string;
-      token: string;
-      retentionMs: number;
-      version?: { key: string; version: number; retentionMs: number };
-    },
+    options: TransactionCompletion,
   ): Promise<{ value: T; completed: boolean }> {
     // Every argument is checked before a connection is borrowed and the work runs: a version that is
     // not a finite number is refused here, not after the handler's writes.

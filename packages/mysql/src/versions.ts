@@ -2,7 +2,7 @@
 // store's (`<table>_versions`, created by `ensureSchema()`): one row per resource and guarded handler,
 // its highest version processed (a DOUBLE: the JavaScript number, compared exactly), kept until
 // `expires_at` (milliseconds since the epoch on the database clock, as the store's other times).
-import { checkVersion, StoreDataError } from '@hookline/core/adapter';
+import { checkVersion, positiveMs, StoreDataError } from '@hookline/core/adapter';
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { DEFAULT_TABLE, MAX_KEY_BYTES, quoteIdentifier, type TableLocation } from './schema';
 
@@ -87,10 +87,7 @@ export function versionRecords(options: {
   function advanceQuery(key: string, version: number, retentionMs: number): { sql: string; values: MysqlValue[] } {
     checkVersion(version, 'mysqlStore');
     const bytes = keyBytes(key);
-    if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
-      throw new RangeError(`mysqlStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
-    }
-    const retention = Math.ceil(retentionMs);
+    const retention = Math.ceil(positiveMs('mysqlStore', 'retentionMs', retentionMs));
     return { sql: statements().advance, values: [bytes, version, retention, version, version, version, retention] };
   }
   return {

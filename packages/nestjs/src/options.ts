@@ -1,4 +1,5 @@
 import type { HandlerContext, ReceiverEndpoint } from '@hookline/core';
+import type { AdapterOptions } from '@hookline/core/adapter';
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency } from '@nestjs/common';
 
 /** A receiver from `createReceiver()`: what the route serves and where `@OnDelivery` methods register. */
@@ -7,7 +8,7 @@ export type HooklineReceiver = ReceiverEndpoint & {
 };
 
 /** Options of `HooklineModule.forRoot()`, and what the `forRootAsync()` factory resolves. */
-export interface HooklineModuleOptions {
+export interface HooklineModuleOptions extends Pick<AdapterOptions, 'path'> {
   /** The receiver from `createReceiver()`. */
   receiver: HooklineReceiver;
   /**

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { createNodeHandler, type LingerOptions, type NodeRequest, type ReceiverEndpoint } from '@hookline/core';
-import { methodNotAllowed, type ReceiverAnswer, readRequestBody } from '@hookline/core/adapter';
+import { createNodeHandler, type NodeRequest, type ReceiverEndpoint } from '@hookline/core';
+import { type AdapterOptions, serveRequest } from '@hookline/core/adapter';
 
 /**
  * An App Router route handler for `app/…/route.ts`. Reads the `Request` body once, as bytes, with the
@@ -16,20 +16,7 @@ import { methodNotAllowed, type ReceiverAnswer, readRequestBody } from '@hooklin
  * export { route as POST, route as GET, route as HEAD, route as PUT, route as PATCH, route as DELETE, route as OPTIONS };
  */
 export function webhookRoute(receiver: ReceiverEndpoint): (request: Request) => Promise<Response> {
-  return async (request) => {
-    let answer: ReceiverAnswer;
-    if (request.method !== 'POST') {
-      answer = receiver.answerError(methodNotAllowed(request.method));
-    } else {
-      try {
-        const body = await readRequestBody(request, receiver.maxBodyBytes, receiver.bodyTimeoutMs);
-        answer = await receiver.handle({ body, headers: request.headers, url: request.url });
-      } catch (error) {
-        answer = receiver.answerError(error);
-      }
-    }
-    return new Response(answer.body, { status: answer.status, headers: answer.headers });
-  };
+  return (request) => serveRequest(receiver, request);
 }
 
 /**
@@ -49,14 +36,7 @@ const PAGES_FIX =
 export type PagesApiHandler = (req: NodeRequest, res: ServerResponse) => Promise<void>;
 
 /** Options of `webhookApiRoute()`. */
-export interface PagesApiRouteOptions {
-  /**
-   * Bounds of the lingering close after an answer given before the whole body was read (413, 408,
-   * 405 to a request with a body): the rest is read and discarded so the client reads the answer.
-   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
-   */
-  linger?: LingerOptions;
-}
+export type PagesApiRouteOptions = Pick<AdapterOptions, 'linger'>;
 
 /**
  * A Pages Router API route: `export default webhookApiRoute(receiver)` in `pages/api/…`, together with

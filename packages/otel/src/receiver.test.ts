@@ -135,7 +135,9 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       .on('line.status_changed', async () => {
         slowStarted?.();
         await slowGate;
-      });
+      })
+      // An ordering guard: its version record is read and advanced through the store.
+      .on('message.edited', () => {}, { name: 'edits-in-order', order: { key: (d) => d.deliveryId } });
     receiver.onError(() => {}); // the thrown handler is expected: keep the output quiet
     harness = await serve(telemetry, createNodeHandler(receiver, { path: '/webhooks' }));
 
@@ -328,6 +330,16 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       histogram('hookline.store.duration', { 'hookline.store.operation': 'claim' }),
       histogram('hookline.store.duration', { 'hookline.store.operation': 'release' }),
     ]);
+  });
+
+  it('an ordering guard: reading and advancing its version record are store operations of their own', async () => {
+    const d = delivery('message.edited');
+    expect(await post(harness.url, d.body, d.headers)).toBe(200);
+    await spansOfRequest();
+    const operations = (await points())
+      .filter((point) => point.name === 'hookline.store.duration')
+      .map((point) => point.attributes['hookline.store.operation']);
+    expect(operations).toEqual(expect.arrayContaining(['claim', 'readVersion', 'advanceVersion', 'complete']));
   });
 
   it('409 (the first copy still running): outcome duplicate, reason in_progress, not an error', async () => {

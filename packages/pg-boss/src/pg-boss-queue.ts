@@ -8,9 +8,10 @@ import {
   type QueueWorker,
   queuedDeliveryJson,
   scopedDeliveryId,
+  wakeablePause,
+  withinTime,
 } from '@hookline/core/adapter';
 import PgBoss from 'pg-boss';
-import { bounded } from './bounded';
 import { type FailedRow, deadLetterOf } from './dead-letter';
 import { jobIdFor } from './job-id';
 import { restartSql, waitSql } from './job-sql';
@@ -167,10 +168,11 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
 
   return {
     name: 'pg-boss',
+    commandTimeoutMs: timeoutMs,
     boss: ready,
 
     async enqueue(job, { db } = {}) {
-      return bounded(
+      return withinTime(
         (async () => {
           const boss = await ready();
           const wrapper = db === undefined ? {} : { db: { executeSql: (text: string, values: unknown[]) => db.query(text, values) } };
@@ -188,6 +190,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
         })(),
         timeoutMs,
         `pg-boss enqueue of ${job.delivery.deliveryId}`,
+        'PostgreSQL',
       );
     },
 
@@ -195,17 +198,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
       if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be an integer ≥ 1, got ${concurrency}`);
       const running = new Set<Promise<void>>();
       let stopping = false;
-      let wake: (() => void) | undefined;
-      const pause = (ms: number) =>
-        new Promise<void>((resolve) => {
-          const timer = setTimeout(done, ms);
-          function done() {
-            clearTimeout(timer);
-            wake = undefined;
-            resolve();
-          }
-          wake = done;
-        });
+      const { pause, wake } = wakeablePause();
 
       async function settle(boss: PgBoss, job: PgBoss.JobWithMetadata<unknown>): Promise<void> {
         let result: JobResult | undefined;
@@ -271,7 +264,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
       return {
         async close() {
           stopping = true;
-          wake?.();
+          wake();
           await pump;
           await Promise.all(running);
         },
@@ -280,7 +273,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
 
     async deadLetters({ limit = 100 }: { limit?: number } = {}): Promise<DeadLetter[]> {
       if (limit <= 0) return [];
-      const { rows } = await bounded(
+      const { rows } = await withinTime(
         sql(
           `SELECT id, name, data, retry_count + 1 AS attempts, completed_on AS failed_at,
                   COALESCE(output->>'message', output->'value'->>'message', output::text) AS last_error
@@ -289,6 +282,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
         ),
         timeoutMs,
         'pg-boss dead-letter listing',
+        'PostgreSQL',
       );
       return (rows as FailedRow[]).map(deadLetterOf);
     },
@@ -297,16 +291,22 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
       const scoped = scopedDeliveryId(letter);
       // A letter listed under its job id (a payload that names no delivery of its own) is found by it.
       const ids = UUID.test(scoped) ? [jobIdFor(scoped), scoped] : [jobIdFor(scoped)];
-      const { rows } = await bounded(
+      const { rows } = await withinTime(
         sql(restartSql(quotedSchema, 'AND id = ANY($2::uuid[])', attempts), [name, ids]),
         timeoutMs,
         `pg-boss replay of ${scoped}`,
+        'PostgreSQL',
       );
       return rows.length === 1;
     },
 
     async replayAll(): Promise<number> {
-      const { rows } = await bounded(sql(restartSql(quotedSchema, '', attempts), [name]), timeoutMs, 'pg-boss replay of every dead letter');
+      const { rows } = await withinTime(
+        sql(restartSql(quotedSchema, '', attempts), [name]),
+        timeoutMs,
+        'pg-boss replay of every dead letter',
+        'PostgreSQL',
+      );
       return rows.length;
     },
 

@@ -1,4 +1,4 @@
-import { StoreDataError } from '@hookline/core/adapter';
+import { StoreDataError, wellFormedKey } from '@hookline/core/adapter';
 
 /** What pg puts on a server error: the SQLSTATE. */
 const sqlState = (error: unknown): string => String((error as { code?: unknown } | null)?.code ?? '');
@@ -21,21 +21,8 @@ export function asStoreDataError(error: unknown): unknown {
   return new StoreDataError(`postgresStore: the database refused the key (SQLSTATE ${sqlState(error)}): ${message}`, { cause: error });
 }
 
-// Node 20+ has String.prototype.isWellFormed (ES2024); the repository's lib setting predates it.
-type MaybeWellFormed = string & { isWellFormed?: () => boolean };
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /**
  * Returns the key, or throws a StoreDataError when it holds a lone surrogate: pg encodes strings as
  * UTF-8, which turns each one into U+FFFD, so `wdl_X\ud800` and `wdl_X\ufffd` would share one row.
  */
-export function checkKey(key: string): string {
-  const native = (key as MaybeWellFormed).isWellFormed;
-  const wellFormed = native === undefined ? !LONE_SURROGATE.test(key) : native.call(key);
-  if (!wellFormed) {
-    throw new StoreDataError(
-      `postgresStore: the key ${JSON.stringify(key)} is not well-formed Unicode (a lone surrogate); it would be stored lossily`,
-    );
-  }
-  return key;
-}
+export const checkKey = (key: string): string => wellFormedKey('postgresStore', key);

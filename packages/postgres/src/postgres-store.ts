@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { batchQueue } from '@hookline/core/adapter';
+import { batchQueue, DEFAULT_RETENTION_MS, positiveMs } from '@hookline/core/adapter';
 import { asStoreDataError, checkKey, isDataException } from './data-errors';
 import type { PgQueryable } from './pg-pool';
 import { qualifiedTable, qualifiedVersionsTable, schemaSql, type TableLocation } from './schema';
@@ -63,12 +63,7 @@ export interface PostgresStore extends IdempotencyStore {
   advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
 }
 
-function ms(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`postgresStore: ${name} must be a positive number of milliseconds, got ${value}`);
-  }
-  return value;
-}
+const ms = (name: string, value: number): number => positiveMs('postgresStore', name, value);
 
 function count(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1) throw new RangeError(`postgresStore: ${name} must be a positive integer, got ${value}`);
@@ -116,7 +111,7 @@ interface Operation {
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const { pool } = options;
   const table = qualifiedTable(options);
-  const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
+  const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);
   const maxSize = count('maxBatchSize', options.maxBatchSize ?? 100);
   const concurrency = count('batchConcurrency', options.batchConcurrency ?? 2);
   const lockTimeoutMs = options.lockTimeoutMs ?? 4_000;

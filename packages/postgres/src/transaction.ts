@@ -3,6 +3,7 @@
 // connection of the store's pool. The version rows live in a table of their own (`<table>_versions`),
 // in the same database and the same transaction: PostgreSQL commits every table a transaction wrote
 // at once, or none of them.
+import { positiveMs, type TransactionCompletion } from '@hookline/core/adapter';
 import { asStoreDataError, checkKey } from './data-errors';
 
 /** A connection lent by a pg Pool (`pool.connect()`): what the handler gets as `context.transaction`. */
@@ -48,21 +49,14 @@ export function pgTransaction(
 ) {
   return async function transaction<T>(
     work: (transaction: unknown) => Promise<T>,
-    completion: {
-      key: string;
-      token: string;
-      retentionMs: number;
-      version?: { key: string; version: number; retentionMs: number };
-    },
+    completion: TransactionCompletion,
   ): Promise<{ value: T; completed: boolean }> {
     const { token, retentionMs, version } = completion;
     // Every argument is checked before a connection is borrowed and the work runs: a version that is
     // not a finite number is refused here, not after the handler's writes.
     const advanceVersion = version === undefined ? undefined : advance(version.key, version.version, version.retentionMs);
     const key = checkKey(completion.key);
-    if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
-      throw new RangeError(`postgresStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
-    }
+    positiveMs('postgresStore', 'retentionMs', retentionMs);
     const client = await pool.connect();
     let broken: Error | undefined;
     // pg's pool stops listening for a lent connection's errors: if the server ends the connection

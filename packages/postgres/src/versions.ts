@@ -1,7 +1,7 @@
 // Version records for ordering guards (`receiver.on(…, { order })`), in a table of their own beside the
 // store's (`<table>_versions`, created by schemaSql/ensureSchema): one row per resource and guarded
 // handler, holding the highest version processed, kept until `expires_at` on the database clock.
-import { checkVersion } from '@hookline/core/adapter';
+import { checkVersion, positiveMs } from '@hookline/core/adapter';
 import { asStoreDataError, checkKey } from './data-errors';
 import type { PgQueryable } from './pg-pool';
 
@@ -67,9 +67,7 @@ export function versionRecords(
   function advanceQuery(key: string, version: number, retentionMs: number): { name?: string; text: string; values: unknown[] } {
     checkVersion(version, 'postgresStore');
     checkKey(key);
-    if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
-      throw new RangeError(`postgresStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
-    }
+    positiveMs('postgresStore', 'retentionMs', retentionMs);
     return { ...named('version_advance', statements().advance), values: [key, version, retentionMs] };
   }
   return {

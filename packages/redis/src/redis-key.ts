@@ -1,14 +1,4 @@
-import { StoreDataError } from '@hookline/core/adapter';
-
-// Node 20+ has String.prototype.isWellFormed (ES2024); the repository's lib setting predates it.
-type MaybeWellFormed = string & { isWellFormed?: () => boolean };
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Whether `text` has no lone surrogate, i.e. survives UTF-8 encoding unchanged. */
-export function isWellFormed(text: string): boolean {
-  const native = (text as MaybeWellFormed).isWellFormed;
-  return native === undefined ? !LONE_SURROGATE.test(text) : native.call(text);
-}
+import { wellFormedKey } from '@hookline/core/adapter';
 
 /**
  * The Redis key of a receiver key (`namespace + deliveryId`, e.g. `hookline:wdl_123`):
@@ -29,11 +19,7 @@ export function isWellFormed(text: string): boolean {
  * with a StoreDataError (the receiver answers 500, not 503) instead.
  */
 export function redisKey(prefix: string, key: string): string {
-  if (!isWellFormed(key)) {
-    throw new StoreDataError(
-      `redisStore: the key ${JSON.stringify(key)} is not well-formed Unicode (a lone surrogate); Redis would store it lossily`,
-    );
-  }
+  wellFormedKey('redisStore', key);
   const cut = key.lastIndexOf(':') + 1;
   const head = key.slice(0, cut);
   const tail = key.slice(cut);

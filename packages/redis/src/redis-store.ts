@@ -1,4 +1,5 @@
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
+import { DEFAULT_RETENTION_MS, positiveMs } from '@hookline/core/adapter';
 import { loadScript, scriptRunner, type RedisClientLike } from './redis-client';
 import { checkPrefix, redisKey } from './redis-key';
 import { CLAIM, COMPLETE, EXTEND, RELEASE } from './scripts';
@@ -34,12 +35,7 @@ const SCRIPTS = {
 };
 
 /** Whole milliseconds, at least 1: Redis's PEXPIRE takes a positive integer. */
-function ms(name: string, value: number): string {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`redisStore: ${name} must be a positive number of milliseconds, got ${value}`);
-  }
-  return String(Math.ceil(value));
-}
+const ms = (name: string, value: number): string => String(Math.ceil(positiveMs('redisStore', name, value)));
 
 /** The integer pair the claim script answers; anything else means the server is not what we think. */
 function claimResult(reply: unknown): ClaimResult {
@@ -70,7 +66,7 @@ function claimResult(reply: unknown): ClaimResult {
 export function redisStore(options: RedisStoreOptions): IdempotencyStore {
   const run = scriptRunner(options.client);
   const prefix = checkPrefix(options.prefix ?? '');
-  const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
+  const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);
 
   return {
     async claim(key, token, leaseMs) {

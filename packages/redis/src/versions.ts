@@ -1,9 +1,8 @@
 // Version records for ordering guards (`receiver.on(…, { order })`): one string per resource and
 // guarded handler, holding the highest version processed, kept for the retention on the Redis clock
 // (PX). Each script touches one key, so it runs on any Redis Cluster node.
-import { checkVersion, StoreDataError } from '@hookline/core/adapter';
+import { checkVersion, positiveMs, wellFormedKey } from '@hookline/core/adapter';
 import { loadScript, type ScriptRunner } from './redis-client';
-import { isWellFormed } from './redis-key';
 
 /**
  * The Redis key of a version record: `<prefix>{v:<key>}`. The receiver names version records
@@ -13,12 +12,7 @@ import { isWellFormed } from './redis-key';
  * slot function agree on it, and the mapping is one-to-one.
  */
 export function versionKey(prefix: string, key: string): string {
-  if (!isWellFormed(key)) {
-    throw new StoreDataError(
-      `redisStore: the key ${JSON.stringify(key)} is not well-formed Unicode (a lone surrogate); Redis would store it lossily`,
-    );
-  }
-  return `${prefix}{v:${key}}`;
+  return `${prefix}{v:${wellFormedKey('redisStore', key)}}`;
 }
 
 /** KEYS: version record. Returns the recorded version as a string, or nil. */
@@ -39,12 +33,7 @@ return 1
 
 const SCRIPTS = { read: loadScript(READ_VERSION), advance: loadScript(ADVANCE_VERSION) };
 
-function checkRetention(retentionMs: number): string {
-  if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
-    throw new RangeError(`redisStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
-  }
-  return String(Math.ceil(retentionMs));
-}
+const checkRetention = (retentionMs: number): string => String(Math.ceil(positiveMs('redisStore', 'retentionMs', retentionMs)));
 
 /** `readVersion` and `advanceVersion` of a Redis store, over its script runner and key prefix. */
 export function versionRecords(run: ScriptRunner, prefix: string) {

@@ -1,5 +1,5 @@
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { StoreDataError } from '@hookline/core/adapter';
+import { DEFAULT_RETENTION_MS, positiveMs, StoreDataError, wellFormedKey } from '@hookline/core/adapter';
 import { openNodeSqlite, type SqliteDatabaseLike, type SqliteStatementLike, type SqliteValue } from './database';
 import { DEFAULT_TABLE, quoteIdentifier, schemaSql } from './schema';
 import { statements } from './statements';
@@ -77,12 +77,7 @@ const BATCH_MAX = 64;
 // Every runtime the store supports has setImmediate; the fallback only keeps the queue working elsewhere.
 const nextTurn: (run: () => void) => unknown = typeof setImmediate === 'function' ? setImmediate : (run) => setTimeout(run, 0);
 
-function ms(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`sqliteStore: ${name} must be a positive number of milliseconds, got ${value}`);
-  }
-  return Math.ceil(value);
-}
+const ms = (name: string, value: number): number => Math.ceil(positiveMs('sqliteStore', name, value));
 
 function nonNegative(name: string, value: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
@@ -91,19 +86,12 @@ function nonNegative(name: string, value: number): number {
   return Math.ceil(value);
 }
 
-/** With the `u` flag a surrogate pair is one code point, so this matches only a lone surrogate. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /**
  * A key SQLite would store as something else: a lone surrogate becomes U+FFFD on its way to UTF-8,
  * so two different keys would meet in one row.
  */
 function checkKey(key: string): void {
-  if (typeof key !== 'string' || LONE_SURROGATE.test(key)) {
-    throw new StoreDataError(
-      `sqliteStore: the key ${JSON.stringify(key)} is not well-formed UTF-16 (a lone surrogate) and cannot be stored as itself`,
-    );
-  }
+  wellFormedKey('sqliteStore', key);
 }
 
 /** SQLite's verdict on the value itself (too big, wrong type), not on the database's health. */
@@ -186,7 +174,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     throw new TypeError('sqliteStore: give either `filename` (opened with node:sqlite) or `database` (a database you opened)');
   }
   const table = quoteIdentifier(options.table ?? DEFAULT_TABLE);
-  const keep = ms('keepMs', options.keepMs ?? 72 * 3_600_000);
+  const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);
   const busyTimeout = nonNegative('busyTimeoutMs', options.busyTimeoutMs ?? 2_000);
   const pruneEvery = nonNegative('pruneEveryMs', options.pruneEveryMs ?? 3_600_000);
   const synchronous = options.synchronous ?? 'normal';

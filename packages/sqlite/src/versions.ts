@@ -2,7 +2,7 @@
 // store's (`<table>_versions`), created the first time a guard uses it: one row per resource and
 // guarded handler, its highest version processed (a REAL: the JavaScript number, compared exactly),
 // kept until `expires_at` (milliseconds since the epoch, the process clock, as the store's other times).
-import { checkVersion } from '@hookline/core/adapter';
+import { checkVersion, positiveMs } from '@hookline/core/adapter';
 import type { SqliteDatabaseLike, SqliteStatementLike, SqliteValue } from './database';
 import { quoteIdentifier } from './schema';
 
@@ -68,9 +68,7 @@ WHERE version < excluded.version OR expires_at <= ?`),
       operation(() => {
         checkKey(key);
         checkVersion(version, 'sqliteStore');
-        if (typeof retentionMs !== 'number' || !Number.isFinite(retentionMs) || retentionMs <= 0) {
-          throw new RangeError(`sqliteStore: retentionMs must be a positive number of milliseconds, got ${retentionMs}`);
-        }
+        positiveMs('sqliteStore', 'retentionMs', retentionMs);
         const { advance } = statements();
         return () => {
           const now = Date.now();

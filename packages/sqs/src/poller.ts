@@ -5,7 +5,7 @@
 // (the receiver bounds those by its closeTimeoutMs). A message SQS handed to the aborted poll just
 // before the abort comes back after the queue's visibility timeout, counted as one stall.
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import type { JobResult, QueueJob, QueueWorker } from '@hookline/core/adapter';
+import { type JobResult, type QueueJob, type QueueWorker, wakeablePause } from '@hookline/core/adapter';
 import { type ConsumerContext, consume } from './consume';
 import { received } from './dead-letters';
 import { bounded, type SqsClientLike } from './sqs-client';
@@ -26,17 +26,7 @@ export function poll(settings: PollerSettings, process: (job: QueueJob) => Promi
   const { client, queueUrl, context } = settings;
   const running = new Set<Promise<void>>();
   const stop = new AbortController();
-  let wake: (() => void) | undefined;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
+  const { pause, wake } = wakeablePause();
 
   // Acknowledgements of the jobs that settle together go out as one DeleteMessageBatch (up to 10).
   const pending: { handle: string; done: () => void }[] = [];
@@ -118,7 +108,7 @@ export function poll(settings: PollerSettings, process: (job: QueueJob) => Promi
     close() {
       closing ??= (async () => {
         stop.abort();
-        wake?.();
+        wake();
         await loop;
         while (running.size > 0) await Promise.allSettled([...running]);
       })();

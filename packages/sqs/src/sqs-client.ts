@@ -1,6 +1,7 @@
 // The one method of the AWS SDK v3 `SQSClient` the queue calls (any v3 client fits), and how each call
 // is bounded: the SDK retries and waits on sockets by itself, so every call also gets an abort signal
 // and a timer of our own, and a caller waiting on SQS never waits past the bound.
+import { withinTime } from '@hookline/core/adapter';
 
 /** The one method of `SQSClient` from `@aws-sdk/client-sqs` v3 the queue calls. */
 export interface SqsClientLike {
@@ -13,17 +14,9 @@ export async function bounded<T>(client: SqsClientLike, command: unknown, ms: nu
   const abort = new AbortController();
   const stop = () => abort.abort();
   signal?.addEventListener('abort', stop);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      abort.abort();
-      reject(new Error(`${what} did not finish within ${ms} ms (is SQS reachable?)`));
-    }, ms);
-  });
   try {
-    return (await Promise.race([client.send(command, { abortSignal: abort.signal }), timeout])) as T;
+    return (await withinTime(client.send(command, { abortSignal: abort.signal }), ms, what, 'SQS', stop)) as T;
   } finally {
-    clearTimeout(timer);
     signal?.removeEventListener('abort', stop);
   }
 }

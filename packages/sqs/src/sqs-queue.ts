@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { ChangeMessageVisibilityCommand, GetQueueAttributesCommand, GetQueueUrlCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import {
   type DeadLetterRef,
+  DEFAULT_RETENTION_MS,
   type DeliveryQueue,
   type IdempotencyStore,
   type JobResult,
   type QueuedDelivery,
+  queuedDeliveryJson,
   type QueueJob,
   type QueueWorker,
-  queuedDeliveryJson,
   scopedDeliveryId,
 } from '@hookline/core/adapter';
 import { type ConsumerContext, MAX_DELAY_MS } from './consume';
@@ -181,7 +182,7 @@ export function sqsQueue(options: SqsQueueOptions): SqsDeliveryQueue {
       : jobRecords(
           options.store,
           options.keyPrefix ?? `hookline:sqs:${queueName}:`,
-          options.keepCompletedMs ?? 72 * HOUR_MS,
+          options.keepCompletedMs ?? DEFAULT_RETENTION_MS,
           options.keepDeadLettersMs ?? 14 * 24 * HOUR_MS,
         );
 

@@ -9,12 +9,13 @@
 import {
   type DeadLetter,
   type DeadLetterRef,
+  DEFAULT_RETENTION_MS,
   type DeliveryQueue,
   type JobResult,
   type QueuedDelivery,
+  queuedDeliveryJson,
   type QueueJob,
   type QueueWorker,
-  queuedDeliveryJson,
   scopedDeliveryId,
 } from '@hookline/core/adapter';
 
@@ -103,8 +104,6 @@ interface Consumer {
   closing: boolean;
 }
 
-const HOUR_MS = 3_600_000;
-
 /**
  * A `DeliveryQueue` in memory: `createReceiver({ secret, queue: memoryQueue() })` then
  * `receiver.work()`, in a test or an example, with the semantics of the durable backends.
@@ -119,7 +118,7 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
   const backoff = options.backoff ?? { type: 'exponential', delayMs: 10_000 };
   const stalledAfterMs = options.stalledAfterMs ?? 15 * 60_000;
   const maxStalls = options.maxStalls ?? 5;
-  const keepCompletedMs = options.keepCompletedMs ?? 72 * HOUR_MS;
+  const keepCompletedMs = options.keepCompletedMs ?? DEFAULT_RETENTION_MS;
   if (!Number.isInteger(attempts) || attempts < 1) throw new RangeError(`memoryQueue: attempts must be an integer ≥ 1, got ${attempts}`);
   if (!(backoff.delayMs >= 0)) throw new RangeError(`memoryQueue: backoff.delayMs must be ≥ 0, got ${backoff.delayMs}`);
 

@@ -1,0 +1,27 @@
+import type { LingerOptions } from './node-linger';
+
+/**
+ * The options adapters share, each with one name and one meaning. Every adapter's options type
+ * extends this interface, or the part of it that applies to its framework: `path` where the adapter
+ * matches the path itself rather than a router, `linger` where it answers on node's socket, and
+ * `bodyTimeoutMs` where hookline, not the framework, reads the body.
+ */
+export interface AdapterOptions {
+  /**
+   * Serve only this path (the query string is ignored).
+   * @default undefined (every path that reaches the adapter)
+   */
+  path?: string;
+  /**
+   * Bounds of the lingering close after an answer given before the whole body was read (413, 408,
+   * 405 to a request with a body): the rest is read and discarded so the client reads the answer
+   * instead of a reset.
+   * @default { maxBytes: 64 MiB, maxMs: 30_000, idleMs: 5_000 }
+   */
+  linger?: LingerOptions;
+  /**
+   * Body-read time limit for this route: past it the answer is 408 REQUEST_TIMEOUT.
+   * @default the receiver's `bodyTimeoutMs`
+   */
+  bodyTimeoutMs?: number;
+}

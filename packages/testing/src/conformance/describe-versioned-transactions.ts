@@ -1,0 +1,181 @@
+// The conformance tests of `transaction()` with a version advance (a transactional handler with an
+// ordering guard): the handler's writes, its completion record and its version record commit together
+// or not at all, and a version that is not a finite number is refused before a connection is borrowed.
+// For stores over a SQL database that lend the handler a connection (`@hookline/postgres`,
+// `@hookline/mysql`); the store's own test gives the database-specific parts.
+import { randomUUID } from 'node:crypto';
+import type { IdempotencyStore } from '@hookline/core';
+import { StoreDataError } from '@hookline/core/adapter';
+import { expect, it } from 'vitest';
+
+/** A store with `transaction()`, `readVersion()` and `advanceVersion()`. */
+type TransactionalStore = IdempotencyStore & Required<Pick<IdempotencyStore, 'transaction' | 'readVersion' | 'advanceVersion'>>;
+
+/** The store under test and the database-specific parts the tests need. */
+export interface VersionedTransactionsUnderTest {
+  /** The store, its tables set up (the suite does not create or drop anything). */
+  store: IdempotencyStore;
+  /** Writes a row with `id` to a table of the test's own, through the connection `transaction()` lends. */
+  insert(connection: unknown, id: string): Promise<unknown>;
+  /** How many rows with `id` that table holds, as another connection sees them (committed rows only). */
+  rowsOf(id: string): Promise<number>;
+  /** The store over the same tables and a pool that counts the connections it lends. */
+  counting(): { store: IdempotencyStore; borrowed(): number };
+  /**
+   * The store over the same tables and a pool of its own, whose connection the server ends (KILL,
+   * pg_terminate_backend, waiting until it is gone) just before it would send the first statement
+   * that `isStatement` matches. `close()` ends that pool; `check()`, if given, runs the store's own
+   * checks after the failed transaction (its dead connection discarded, say).
+   */
+  killingBefore(isStatement: (sql: string) => boolean): {
+    store: IdempotencyStore;
+    killed(): boolean;
+    close(): Promise<unknown>;
+    check?(): void;
+  };
+  /** The store's own checks after a transaction committed (its connection went back to the pool, say). */
+  afterCommit?(): void;
+}
+
+const LONG_MS = 60_000;
+
+/** What `promise` rejects with, or undefined when it resolves. */
+const rejectionOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+/**
+ * Registers the tests in the `describe` block it is called in, so that a store's test sets up and
+ * tears down its database around them.
+ *
+ * @example
+ * describe('postgresStore: transaction() with a version advance', () => {
+ *   beforeAll(() => store.ensureSchema());
+ *   describeVersionedTransactions({ store, insert, rowsOf, counting, killingBefore });
+ * });
+ */
+export function describeVersionedTransactions(subject: VersionedTransactionsUnderTest): void {
+  const { insert, rowsOf } = subject;
+  const store = subject.store as TransactionalStore;
+
+  /** A leased delivery key and a fresh version key: the completion a transaction commits. */
+  async function leased(label: string, leaseMs = LONG_MS, version = 5) {
+    const key = `txv:${label}:wdl_${randomUUID().replaceAll('-', '')}`;
+    const token = randomUUID();
+    expect(await store.claim(key, token, leaseMs)).toEqual({ state: 'acquired', attempt: 1 });
+    const versionKey = `txv:order:h:lin_${randomUUID()}:version`;
+    return { key, token, retentionMs: LONG_MS, version: { key: versionKey, version, retentionMs: LONG_MS } };
+  }
+
+  it('commits the work, the completion and the version together', async () => {
+    const completion = await leased('commit');
+    await store.advanceVersion(completion.version.key, 4, LONG_MS);
+    const answer = await store.transaction(async (connection) => {
+      await insert(connection, completion.key);
+      return 'done';
+    }, completion);
+    expect(answer).toEqual({ value: 'done', completed: true });
+    expect(await rowsOf(completion.key)).toBe(1);
+    expect(await store.readVersion(completion.version.key)).toBe(5);
+    expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'completed' });
+    // Recorded as advanceVersion records it: compare-and-set from here on.
+    expect(await store.advanceVersion(completion.version.key, 5, LONG_MS)).toBe(false);
+    expect(await store.advanceVersion(completion.version.key, 6, LONG_MS)).toBe(true);
+    subject.afterCommit?.();
+  });
+
+  it('rolls the version back with the work and the completion when the work throws', async () => {
+    const completion = await leased('throw');
+    await store.advanceVersion(completion.version.key, 4, LONG_MS);
+    const failure = new Error('handler failed after its insert');
+    await expect(
+      store.transaction(async (connection) => {
+        await insert(connection, completion.key);
+        throw failure;
+      }, completion),
+    ).rejects.toBe(failure);
+    expect(await rowsOf(completion.key)).toBe(0);
+    expect(await store.readVersion(completion.version.key)).toBe(4);
+    expect(await store.extend(completion.key, completion.token, LONG_MS)).toBe(true); // still leased: not completed
+  });
+
+  it('rolls the version back when the lease was taken over meanwhile (completed: false)', async () => {
+    const completion = await leased('lost', 100);
+    const answer = await store.transaction(async (connection) => {
+      await insert(connection, completion.key);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
+      return 1;
+    }, completion);
+    expect(answer).toEqual({ value: 1, completed: false });
+    expect(await rowsOf(completion.key)).toBe(0);
+    expect(await store.readVersion(completion.version.key)).toBeUndefined();
+  });
+
+  it('leaves a record at or above the version as it is, and still commits the work and the completion', async () => {
+    for (const recorded of [9, 5]) {
+      const completion = await leased(`not-higher-${recorded}`);
+      expect(await store.advanceVersion(completion.version.key, recorded, LONG_MS)).toBe(true);
+      const answer = await store.transaction(async (connection) => {
+        await insert(connection, completion.key);
+        return 'done';
+      }, completion);
+      expect(answer, `recorded ${recorded}`).toEqual({ value: 'done', completed: true });
+      expect(await rowsOf(completion.key)).toBe(1);
+      expect(await store.readVersion(completion.version.key)).toBe(recorded);
+      expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'completed' });
+    }
+  });
+
+  it('refuses a version that is not a finite number with StoreDataError before borrowing a connection', async () => {
+    const counting = subject.counting();
+    const refusing = counting.store as TransactionalStore;
+    for (const version of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, '5', undefined]) {
+      const completion = await leased('refused');
+      let ran = false;
+      const failure = await rejectionOf(
+        refusing.transaction(
+          async () => {
+            ran = true;
+          },
+          { ...completion, version: { ...completion.version, version: version as number } },
+        ),
+      );
+      expect(StoreDataError.is(failure), `${String(version)}: ${String(failure)}`).toBe(true);
+      expect(ran).toBe(false);
+      expect(await store.readVersion(completion.version.key)).toBeUndefined();
+      expect(await store.extend(completion.key, completion.token, LONG_MS)).toBe(true);
+    }
+    expect(counting.borrowed()).toBe(0);
+  });
+
+  for (const [moment, isStatement] of [
+    ['its version statement', (sql: string) => sql.includes('_versions')],
+    ['COMMIT', (sql: string) => sql === 'COMMIT'],
+  ] as const) {
+    it(`keeps neither the completion nor the version when the server ends the connection before ${moment}`, async () => {
+      const killing = subject.killingBefore(isStatement);
+      try {
+        const completion = await leased(`killed-${moment.length}`);
+        await store.advanceVersion(completion.version.key, 4, LONG_MS);
+        const failure = await rejectionOf(
+          (killing.store as TransactionalStore).transaction(async (connection) => {
+            await insert(connection, completion.key);
+            return 'inserted';
+          }, completion),
+        );
+        expect(killing.killed(), 'the connection was ended at that moment').toBe(true);
+        expect(failure).toBeInstanceOf(Error);
+        expect(await rowsOf(completion.key)).toBe(0);
+        expect(await store.readVersion(completion.version.key)).toBe(4);
+        // Not completed: the lease is still its token's, for the next attempt.
+        expect(await store.extend(completion.key, completion.token, LONG_MS)).toBe(true);
+        killing.check?.();
+      } finally {
+        await killing.close();
+      }
+    });
+  }
+}
