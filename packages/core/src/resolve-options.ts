@@ -6,7 +6,8 @@ import type { EventMap } from './events';
 import { refuse } from './answers';
 import type { HooklineError } from './errors';
 import { memoryStore } from './memory-store';
-import { HOUR, MIN_RETENTION_MS, type ReceiverOptions, SERVICE_TIMEOUT_MS } from './options';
+import { DEFAULT_RETENTION_MS } from './store-checks';
+import { MIN_RETENTION_MS, type ReceiverOptions, SERVICE_TIMEOUT_MS } from './options';
 import type { DeliveryQueue } from './queue';
 import type { ReceiverLogger } from './receiver-state';
 import { normaliseSecrets, type SecretResolver, type SecretValue } from './secrets';
@@ -68,7 +69,7 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
       secretError = error as HooklineError;
     }
   }
-  const retentionMs = positive('retentionMs', options.retentionMs ?? 72 * HOUR);
+  const retentionMs = positive('retentionMs', options.retentionMs ?? DEFAULT_RETENTION_MS);
   if (retentionMs < MIN_RETENTION_MS && options.allowShortRetention !== true) {
     throw configError(
       `createReceiver: retentionMs ${retentionMs} is under 32 h; the service retries for about 31 h 13 min, so a shorter memory would run a late retry twice. Raise it, or pass allowShortRetention: true if you really mean it.`,
