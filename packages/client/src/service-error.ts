@@ -1,3 +1,5 @@
+import { serviceErrorCodeFor } from '@hookline/core/adapter';
+
 /**
  * The error codes of docs/service-contract.md §5, and the ones the client adds itself: `NETWORK_ERROR`
  * and `TIMEOUT` when no answer came (status 0, retried), and for an answer the client refuses to use,
@@ -101,17 +103,5 @@ export class ServiceError extends Error {
 
 /** The code the service would use for a status, for error answers that carry none (a proxy's HTML page). */
 export function codeForStatus(status: number): ServiceErrorCode {
-  const known: Record<number, ServiceErrorCode> = {
-    400: 'VALIDATION_ERROR',
-    401: 'INVALID_API_KEY',
-    403: 'FORBIDDEN',
-    404: 'NOT_FOUND',
-    409: 'CONFLICT',
-    422: 'DELIVERY_ERROR',
-    429: 'RATE_LIMITED',
-    500: 'INTERNAL_ERROR',
-    502: 'UPSTREAM_ERROR',
-    503: 'SERVICE_UNAVAILABLE',
-  };
-  return known[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : `HTTP_${status}`);
+  return serviceErrorCodeFor(status) ?? (status >= 500 ? 'INTERNAL_ERROR' : `HTTP_${status}`);
 }

@@ -22,6 +22,9 @@ export {
 } from './node-handler';
 export type { AdapterOptions } from './adapter-options';
 
+// The service's own API: the code of its error shape for each status
+export { SERVICE_ERROR_CODES, serviceErrorCodeFor } from './service-error-codes';
+
 // Answers and refusals
 export {
   type ReceiverAnswer,

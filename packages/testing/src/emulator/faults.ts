@@ -1,3 +1,5 @@
+import { serviceErrorCodeFor } from '@hookline/core/adapter';
+
 /**
  * An answer the emulator gives instead of serving the next requests to `/v1/…`, so client tests can
  * meet the service's bad days: `{ status: 429, retryAfter: 2 }`, `{ status: 503 }`, `{ hang: true }`,
@@ -24,19 +26,6 @@ export interface EmulatorFault {
   /** A raw body instead of the service's JSON error shape (a proxy's HTML page). */
   body?: string;
 }
-
-const CODES: Record<number, string> = {
-  400: 'VALIDATION_ERROR',
-  401: 'INVALID_API_KEY',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  409: 'CONFLICT',
-  422: 'DELIVERY_ERROR',
-  429: 'RATE_LIMITED',
-  500: 'INTERNAL_ERROR',
-  502: 'UPSTREAM_ERROR',
-  503: 'SERVICE_UNAVAILABLE',
-};
 
 /** The emulator's queue of injected faults, taken one request at a time in the order they were added. */
 export interface FaultQueue {
@@ -75,7 +64,7 @@ export function faultAnswer(fault: EmulatorFault): { status: number; headers: Re
   const headers: Record<string, string> = {};
   if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
   if (fault.body !== undefined) return { status, headers: { ...headers, 'content-type': 'text/html' }, body: fault.body };
-  const code = fault.code ?? CODES[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR');
+  const code = fault.code ?? serviceErrorCodeFor(status) ?? (status >= 500 ? 'INTERNAL_ERROR' : 'VALIDATION_ERROR');
   const error = {
     code,
     message: fault.message ?? `injected ${status} ${code}`,
