@@ -110,8 +110,8 @@ async function main(): Promise<void> {
     return QueueUrl as string;
   }
   try {
-    await createDynamoDbTable(dynamoClient, { tableName, timeToLive: false });
-    const store: IdempotencyStore = dynamoDbStore({ client: dynamoClient, tableName });
+    await createDynamoDbTable(dynamoClient, { table: tableName, timeToLive: false });
+    const store: IdempotencyStore = dynamoDbStore({ client: dynamoClient, table: tableName });
     const deadLetterQueueUrl = await newQueue('dead');
 
     // (1) Accepted deliveries/s of the web function.

@@ -152,7 +152,7 @@ function errorOf(error: unknown): Error {
  *
  * @example
  * const client = new SQSClient({});
- * const store = dynamoDbStore({ client: dynamo, tableName: 'hookline' });
+ * const store = dynamoDbStore({ client: dynamo, table: 'hookline' });
  * const queue = sqsQueue({ client, queueUrl: process.env.QUEUE_URL!, store });
  * const receiver = createReceiver({ secret, store, queue });
  */
