@@ -167,7 +167,7 @@ function deadLetterOf(listed: ListedDeadLetter): DeadLetter {
  *
  * @example
  * const queue = cloudflareQueue(env.DELIVERIES, { namespace: env.HOOKLINE_STORE });
- * const receiver = createReceiver({ secret: env.WEBHOOK_SECRET, store: durableObjectStore({ namespace: env.HOOKLINE_STORE }), queue });
+ * const receiver = createReceiver({ secret: env.WEBHOOK_SECRET, store: durableObjectStore({ client: env.HOOKLINE_STORE }), queue });
  */
 export function cloudflareQueue(binding: QueueBindingLike, options: CloudflareQueueOptions): CloudflareQueue {
   const settings = resolveSettings(binding, options);
