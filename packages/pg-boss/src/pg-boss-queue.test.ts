@@ -11,7 +11,7 @@ const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const server = await requireServer('PostgreSQL', DATABASE_URL);
 // Every run has its own pg-boss schema; afterAll drops it.
 const schema = `hookline_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-const fast = { attempts: 3, retryDelaySeconds: 0, retryBackoff: false, pollingIntervalMs: 50, onError: () => {} } as const;
+const fast = { attempts: 3, retryDelayMs: 0, retryBackoff: false, pollingIntervalMs: 50, onError: () => {} } as const;
 
 function queued(deliveryId?: string, extra: Partial<QueuedDelivery> = {}): QueuedDelivery {
   const delivery = createDelivery('message.delivered', { messageId: 'msg_é✓' }, deliveryId === undefined ? {} : { deliveryId });
