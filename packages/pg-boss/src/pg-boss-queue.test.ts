@@ -37,6 +37,14 @@ describe('job ids', () => {
   });
 });
 
+describe('pgBossQueue options', () => {
+  it('takes durations in milliseconds, and names the new option for an old one', () => {
+    const old = { connectionString: 'postgres://127.0.0.1/test', retryDelaySeconds: 1 };
+    expect(() => pgBossQueue(old as never)).toThrow(new TypeError('pgBossQueue: `retryDelaySeconds` is now `retryDelayMs`'));
+    expect(() => pgBossQueue({ connectionString: 'postgres://127.0.0.1/test', retryDelayMs: -1 })).toThrow(/retryDelayMs/);
+  });
+});
+
 describe.skipIf(!server.reachable)('pgBossQueue', () => {
   let first: PgBossDeliveryQueue;
   let boss: PgBoss;
