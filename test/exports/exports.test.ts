@@ -57,6 +57,7 @@ const CORE_ADAPTER_EXPORTS = [
   'readNodeBody',
   'readRequestBody',
   'refuse',
+  'refuseRenamedOptions',
   'requestTimeout',
   'scopedDeliveryId',
   'serveRequest',
