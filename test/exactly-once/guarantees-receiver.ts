@@ -34,7 +34,7 @@ if (env('STORE') === 'redis') {
   const pool = new pg.Pool({ connectionString: env('STORE_URL'), max: 5, connectionTimeoutMillis: 15_000, options: FAST_COMMIT });
   pool.on('error', () => {});
   await pool.query('SELECT 1');
-  store = postgresStore({ pool, schema: env('STORE_SCHEMA') });
+  store = postgresStore({ client: pool, schema: env('STORE_SCHEMA') });
 }
 
 const receiver = createReceiver({

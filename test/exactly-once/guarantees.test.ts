@@ -54,7 +54,7 @@ for (const storeKind of ['redis', 'postgres'] as const) {
       await admin.query(
         `CREATE TABLE ${table} (delivery_id text, handler text, runs integer NOT NULL, PRIMARY KEY (delivery_id, handler))`,
       );
-      if (storeKind === 'postgres') await postgresStore({ pool: admin, schema: storeSchema }).ensureSchema();
+      if (storeKind === 'postgres') await postgresStore({ client: admin, schema: storeSchema }).setup();
       const env = {
         MODE: 'handlers',
         STORE: storeKind,
@@ -138,7 +138,7 @@ describe.skipIf(!postgresServer.reachable)('transactional handlers across proces
     )?.state;
 
   beforeAll(async () => {
-    await postgresStore({ pool: admin, schema: storeSchema }).ensureSchema();
+    await postgresStore({ client: admin, schema: storeSchema }).setup();
     // The primary key is the proof: a second commit of a delivery's row would fail with 23505.
     await admin.query(`CREATE TABLE ${rowsTable} (delivery_id text PRIMARY KEY, pid integer NOT NULL, attempt integer NOT NULL)`);
     receivers = await Promise.all([0, 1, 2].map(() => startReceiver(env(30_000), SCRIPT)));

@@ -21,7 +21,7 @@ describe.skipIf(!server.reachable)('exactly once across processes: Postgres stor
   beforeAll(async () => {
     records = await createRecords(DATABASE_URL, `hookline_eo_pg_${run}`);
     const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
-    await postgresStore({ pool: admin, schema: storeSchema }).ensureSchema();
+    await postgresStore({ client: admin, schema: storeSchema }).setup();
     await admin.end();
     const target = new URL(DATABASE_URL);
     proxy = await startProxy(target.hostname, Number(target.port || 5432));

@@ -35,7 +35,7 @@ if (env('STORE') === 'redis') {
   });
   pool.on('error', () => {});
   await pool.query('SELECT 1');
-  store = postgresStore({ pool, schema: env('STORE_SCHEMA') });
+  store = postgresStore({ client: pool, schema: env('STORE_SCHEMA') });
 }
 
 // The receiver, its recording handler and the node:http bridge: sqlite-harness.ts's, which the SQLite

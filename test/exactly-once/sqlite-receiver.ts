@@ -10,4 +10,4 @@ const nodeSqlite = getBuiltinModule?.('node:sqlite') as { DatabaseSync: new (pat
 const database = nodeSqlite
   ? new nodeSqlite.DatabaseSync(file)
   : new (createRequire(import.meta.url)('better-sqlite3') as new (path: string) => SqliteDatabaseLike)(file);
-serveReceiver(sqliteStore({ database }));
+serveReceiver(sqliteStore({ client: database }));

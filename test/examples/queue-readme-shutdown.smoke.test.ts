@@ -121,7 +121,7 @@ describe.skipIf(!postgres.reachable)('@hookline/pg-boss README: the worker', () 
     );
     dir = projectLike('queue-pg-boss', { 'receiver.ts': receiver, 'worker.ts': fileOf(readme, 'worker.ts') });
     // The store's table, as the user's migrations make it; the README's pool finds it on its search_path.
-    await postgresStore({ pool: admin, schema: storeSchema }).ensureSchema();
+    await postgresStore({ client: admin, schema: storeSchema }).setup();
     const messageId = `msg_pgboss_${run}`;
     const job = queued(messageId);
     await producer.enqueue(job);

@@ -58,6 +58,7 @@ const CORE_ADAPTER_EXPORTS = [
   'readNodeBody',
   'readRequestBody',
   'refuse',
+  'refuseRenamedOptions',
   'requestTimeout',
   'scopedDeliveryId',
   'serveRequest',

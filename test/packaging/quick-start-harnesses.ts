@@ -122,7 +122,7 @@ process.once('SIGTERM', () => mf.dispose().then(() => process.exit(0)));
 export const DYNALITE_TABLE = `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoDbTable } from '@hookline/dynamodb';
 
-await createDynamoDbTable(new DynamoDBClient({}), { tableName: process.env.TABLE_NAME, timeToLive: false });
+await createDynamoDbTable(new DynamoDBClient({}), { table: process.env.TABLE_NAME, timeToLive: false });
 `;
 
 /**

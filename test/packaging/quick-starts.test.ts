@@ -485,7 +485,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
         await expectServes(quickStart('postgres', { 'app.ts': source }), 'app.ts', 'markDelivered', { env: { DATABASE_URL: url } });
         const pool = new pg.Pool({ connectionString: url });
         try {
-          // ensureSchema() made the table, and the delivery's row is in it.
+          // setup() made the table, and the delivery's row is in it.
           const { rows } = await pool.query('SELECT count(*)::int AS n FROM hookline_idempotency');
           expect(rows[0].n).toBe(1);
         } finally {
@@ -541,7 +541,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
       const lambda = firstBlock(readme('aws-lambda'), 'ts').text;
       expectInstalled(readme('dynamodb'), setup);
       expectInstalled(readme('aws-lambda'), lambda);
-      const tableName = /tableName: '([^']+)'/.exec(setup)?.[1];
+      const tableName = /table: '([^']+)'/.exec(setup)?.[1];
       expect(tableName, "the dynamodb quick start's table name").toBeDefined();
       const dynalite = await startDynalite();
       try {
@@ -558,7 +558,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
           'handler.ts': lambda,
           'invoke.mjs': invokeEach('./handler.ts', 'handler', 'lambda'),
         });
-        // dynalite has no UpdateTimeToLive, which createDynamoDbTable sends after creating a table: the
+        // dynalite has no UpdateTimeToLive, which store.setup() sends after creating a table: the
         // table is made first without it, so the README's call takes its "already there" path.
         for (const script of ['table.mjs', 'dynamodb.ts']) {
           const { ended, output } = await run.runToEnd(dir, script, env);

@@ -52,15 +52,15 @@ if (env('BACKEND') === 'bullmq') {
   const proxied = env('PROXY_URL');
   const pool = new pg.Pool({ connectionString: proxied, max: 4, connectionTimeoutMillis: 2_000, query_timeout: 3_000 });
   pool.on('error', quiet);
-  store = postgresStore({ pool, schema: env('STORE_SCHEMA') });
+  store = postgresStore({ client: pool, schema: env('STORE_SCHEMA') });
   queue = pgBossQueue({
     connectionString: proxied,
     name: queueName,
     bossOptions: { schema: env('BOSS_SCHEMA'), max: 4, maintenanceIntervalSeconds: 1, connectionTimeoutMillis: 2_000 } as never,
     attempts: 10,
-    retryDelaySeconds: 1,
+    retryDelayMs: 1_000,
     // A SIGKILLed worker's jobs come back after 3 s (pg-boss's maintenance expires them).
-    expireInSeconds: 3,
+    expireInMs: 3_000,
     pollingIntervalMs: 100,
     commandTimeoutMs: 2_000,
     onError: quiet,

@@ -302,15 +302,15 @@ describe.skipIf(!postgres.reachable)(`answer-fast soak under faults (${FULL ? 'f
       proxied.hostname = '127.0.0.1';
 
       // The schemas exist before the processes start (each would create them, under pg-boss's lock).
-      await postgresStore({ pool: db, schema: storeSchema }).ensureSchema();
+      await postgresStore({ client: db, schema: storeSchema }).setup();
       const queueName = 'soak';
       const queue: PgBossDeliveryQueue = pgBossQueue({
         connectionString: DATABASE_URL,
         name: queueName,
         bossOptions: { schema: bossSchema, supervise: false, schedule: false, max: 2 },
         attempts: 10,
-        retryDelaySeconds: 1,
-        expireInSeconds: 3,
+        retryDelayMs: 1_000,
+        expireInMs: 3_000,
         onError: () => {},
       });
       const boss = await queue.boss();

@@ -87,8 +87,8 @@ const targets: Target[] = [
     reachable: postgresServer.reachable,
     async open() {
       const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 6 });
-      const store = postgresStore({ pool, schema: pgSchema });
-      await store.ensureSchema();
+      const store = postgresStore({ client: pool, schema: pgSchema });
+      await store.setup();
       return { store, close: () => pool.end() };
     },
   },
@@ -104,7 +104,7 @@ const targets: Target[] = [
         db === undefined
           ? sqliteStore({ filename: join(dir, 'store.db'), pruneEveryMs: 0 })
           : // better-sqlite3's typings declare run()'s parameters more loosely than the structural shape.
-            sqliteStore({ database: db as unknown as SqliteDatabaseLike, pruneEveryMs: 0 });
+            sqliteStore({ client: db as unknown as SqliteDatabaseLike, pruneEveryMs: 0 });
       return {
         store,
         async close() {
@@ -120,8 +120,8 @@ const targets: Target[] = [
     reachable: mysqlServer.reachable,
     async open() {
       const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 6 });
-      const store = mysqlStore({ pool, table: mysqlTable });
-      await store.ensureSchema();
+      const store = mysqlStore({ client: pool, table: mysqlTable });
+      await store.setup();
       return {
         store,
         async close() {

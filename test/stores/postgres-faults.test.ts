@@ -40,8 +40,8 @@ describe('Postgres store under faults', () => {
       const server = await startOwnPostgres();
       const pool = failFastPool(server.url);
       try {
-        const store = postgresStore({ pool });
-        await store.ensureSchema();
+        const store = postgresStore({ client: pool });
+        await store.setup();
         await hungStoreScenario({ store, hang: server.pause, recover: server.resume });
       } finally {
         await pool.end();
@@ -53,7 +53,7 @@ describe('Postgres store under faults', () => {
 
   describe.skipIf(!shared.reachable)('on the shared server', () => {
     const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
-    beforeAll(() => postgresStore({ pool: admin, schema }).ensureSchema());
+    beforeAll(() => postgresStore({ client: admin, schema }).setup());
     afterAll(async () => {
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await admin.end();
@@ -67,7 +67,7 @@ describe('Postgres store under faults', () => {
       viaProxy.port = String(proxy.port);
       const pool = failFastPool(viaProxy.toString());
       try {
-        await hungStoreScenario({ store: postgresStore({ pool, schema }), hang: proxy.stall, recover: proxy.resume });
+        await hungStoreScenario({ store: postgresStore({ client: pool, schema }), hang: proxy.stall, recover: proxy.resume });
       } finally {
         proxy.resume();
         await pool.end();
@@ -84,7 +84,7 @@ describe('Postgres store under faults', () => {
         const table = `"${schema}".hookline_idempotency`;
         try {
           await hungStoreScenario({
-            store: postgresStore({ pool, schema, lockTimeoutMs }),
+            store: postgresStore({ client: pool, schema, lockTimeoutMs }),
             hang: async (keys) => {
               // Released rows (as after a failed attempt), then locked by a transaction that stays open.
               await admin.query(

@@ -31,7 +31,7 @@ export default {
       const queue = cloudflareQueue(env.JOBS, { namespace: env.HOOKLINE_STORE, name: 'bench-jobs' });
       const receiver = createReceiver({
         secret: env.WEBHOOK_SECRET,
-        store: durableObjectStore({ namespace: env.HOOKLINE_STORE, name: 'bench-work' }),
+        store: durableObjectStore({ client: env.HOOKLINE_STORE, name: 'bench-work' }),
         queue,
       }).on('*', () => {
         handled += 1;

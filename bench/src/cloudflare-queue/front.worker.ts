@@ -27,14 +27,14 @@ export default {
     if (path === '/sync') {
       sync ??= createReceiver({
         secret: env.WEBHOOK_SECRET,
-        store: durableObjectStore({ namespace: env.HOOKLINE_STORE, name: 'bench-sync' }),
+        store: durableObjectStore({ client: env.HOOKLINE_STORE, name: 'bench-sync' }),
       }).on('*', () => {});
       return sync.fetch(request);
     }
     if (path === '/queue') {
       queued ??= createReceiver({
         secret: env.WEBHOOK_SECRET,
-        store: durableObjectStore({ namespace: env.HOOKLINE_STORE, name: 'bench-queue' }),
+        store: durableObjectStore({ client: env.HOOKLINE_STORE, name: 'bench-queue' }),
         queue: cloudflareQueue(env.ACCEPTED, { namespace: env.HOOKLINE_STORE, name: 'bench-accepted-jobs' }),
       }).on('*', () => {});
       return queued.fetch(request);

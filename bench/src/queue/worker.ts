@@ -30,8 +30,8 @@ if (backend === 'bullmq') {
 } else {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   closers.push(() => pool.end());
-  const postgres = postgresStore({ pool, schema: `${scope}_store` });
-  await postgres.ensureSchema();
+  const postgres = postgresStore({ client: pool, schema: `${scope}_store` });
+  await postgres.setup();
   store = postgres;
   queue = pgBossQueue({
     connectionString: databaseUrl,

@@ -110,8 +110,8 @@ async function main(): Promise<void> {
     return QueueUrl as string;
   }
   try {
-    await createDynamoDbTable(dynamoClient, { tableName, timeToLive: false });
-    const store: IdempotencyStore = dynamoDbStore({ client: dynamoClient, tableName });
+    await createDynamoDbTable(dynamoClient, { table: tableName, timeToLive: false });
+    const store: IdempotencyStore = dynamoDbStore({ client: dynamoClient, table: tableName });
     const deadLetterQueueUrl = await newQueue('dead');
 
     // (1) Accepted deliveries/s of the web function.
@@ -161,7 +161,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < options.workerRounds; round++) {
       for (const kind of consumerRates.keys()) {
         const queueUrl = await newQueue(`jobs-${round}-${kind.startsWith('Lambda') ? 'lambda' : 'poll'}`);
-        const queue = sqsQueue({ client: sqs, queueUrl, deadLetterQueueUrl, store, waitTimeSeconds: 1 });
+        const queue = sqsQueue({ client: sqs, queueUrl, deadLetterQueueUrl, store, waitTimeMs: 1_000 });
         for (let i = 0; i < options.jobs; i += 50) {
           const pool = signedPool('message.inbound', 1_024, Math.min(50, options.jobs - i));
           await Promise.all(pool.map((body) => queue.enqueue({ delivery: JSON.parse(body.text), receivedAt: Date.now(), secretIndex: 0 })));

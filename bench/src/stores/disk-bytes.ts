@@ -33,7 +33,7 @@ async function sqliteBytes(): Promise<number> {
   const path = join(tmpdir(), `hookline-disk-bytes-${randomUUID()}.db`);
   const db = openSqlite(path);
   try {
-    const store = sqliteStore({ database: db, pruneEveryMs: 0 });
+    const store = sqliteStore({ client: db, pruneEveryMs: 0 });
     for (let done = 0; done < RECORDS; ) {
       // The store answers after its commit: the application's transaction spans the awaits, and the
       // store's operations join it.
@@ -58,8 +58,8 @@ async function mysqlBytes(): Promise<number | string> {
   const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 4 });
   const table = `hookline_disk_bytes_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   try {
-    const store = mysqlStore({ pool, table });
-    await store.ensureSchema();
+    const store = mysqlStore({ client: pool, table });
+    await store.setup();
     const direct = Math.min(1_000, RECORDS);
     for (let i = 0; i < direct; i++) {
       const k = key();
@@ -80,7 +80,7 @@ async function mysqlBytes(): Promise<number | string> {
     )) as unknown as [{ bytes: string }[]];
     return Number(size?.bytes) / RECORDS;
   } finally {
-    await pool.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_versions\``); // ensureSchema() creates both
+    await pool.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_versions\``); // setup() creates both
     await pool.end();
   }
 }

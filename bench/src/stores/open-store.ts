@@ -99,15 +99,15 @@ export async function openStore(kind: StoreKind, where: RunLocation, pgPoolMax =
     }
     case 'postgres': {
       const pool = new pg.Pool({ connectionString: DATABASE_URL, max: pgPoolMax });
-      return { store: postgresStore({ pool, schema: where.schema }), close: () => pool.end() };
+      return { store: postgresStore({ client: pool, schema: where.schema }), close: () => pool.end() };
     }
     case 'sqlite': {
       const db = openSqlite(sqliteFile(where));
-      return { store: sqliteStore({ database: db, pruneEveryMs: 0 }), close: async () => db.close() };
+      return { store: sqliteStore({ client: db, pruneEveryMs: 0 }), close: async () => db.close() };
     }
     case 'mysql': {
       const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: pgPoolMax });
-      return { store: mysqlStore({ pool, table: where.schema }), close: () => pool.end() };
+      return { store: mysqlStore({ client: pool, table: where.schema }), close: () => pool.end() };
     }
   }
 }

@@ -40,7 +40,7 @@ export async function openRunScope(): Promise<RunScope> {
   if (reachable.has('PostgreSQL')) {
     const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
     try {
-      await postgresStore({ pool, schema }).ensureSchema();
+      await postgresStore({ client: pool, schema }).setup();
     } finally {
       await pool.end();
     }
@@ -48,7 +48,7 @@ export async function openRunScope(): Promise<RunScope> {
   if (reachable.has('MySQL')) {
     const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1 });
     try {
-      await mysqlStore({ pool, table: schema }).ensureSchema();
+      await mysqlStore({ client: pool, table: schema }).setup();
     } finally {
       await pool.end();
     }
@@ -79,7 +79,7 @@ export async function openRunScope(): Promise<RunScope> {
     }
     if (reachable.has('MySQL')) {
       const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1 });
-      await pool.query(`DROP TABLE IF EXISTS \`${schema}\`, \`${schema}_versions\``); // ensureSchema() creates both
+      await pool.query(`DROP TABLE IF EXISTS \`${schema}\`, \`${schema}_versions\``); // setup() creates both
       await pool.end();
       process.stderr.write(`  dropped MySQL table ${schema}\n`);
     }

@@ -33,7 +33,7 @@ export function receiverFor(env: Env): { receiver: Receiver; queue: CloudflareQu
   const queue = cloudflareQueue(env.DELIVERIES, { namespace: env.HOOKLINE_STORE, deadLetterQueue: DEAD_LETTER_QUEUE });
   const receiver = createReceiver({
     secret: env.WEBHOOK_SECRET,
-    store: durableObjectStore({ namespace: env.HOOKLINE_STORE }),
+    store: durableObjectStore({ client: env.HOOKLINE_STORE }),
     queue,
     // Queues takes messages of up to 128 KB: a larger delivery could not be queued.
     maxBodyBytes: 120_000,

@@ -22,7 +22,7 @@ let handle: Handler<{ Bindings: Env }> | undefined;
 /** Made on the first request (bindings come with it) and kept for the isolate's life. */
 function receiverFor(env: Env): Receiver {
   if (receiver === undefined) {
-    receiver = createReceiver({ secret: env.WEBHOOK_SECRET, store: durableObjectStore({ namespace: env.HOOKLINE_STORE }) });
+    receiver = createReceiver({ secret: env.WEBHOOK_SECRET, store: durableObjectStore({ client: env.HOOKLINE_STORE }) });
     receiver.on('*', async (delivery) => {
       console.log(JSON.stringify({ event: delivery.event, deliveryId: delivery.deliveryId }));
     });

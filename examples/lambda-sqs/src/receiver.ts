@@ -14,7 +14,7 @@ if (!queueUrl) throw new Error('Set QUEUE_URL to the URL of the SQS queue betwee
 
 const tableName = process.env.TABLE_NAME;
 // Made once per execution environment, outside the handlers, and reused by every invocation.
-const store = tableName ? dynamoDbStore({ client: new DynamoDBClient({}), tableName }) : memoryStore();
+const store = tableName ? dynamoDbStore({ client: new DynamoDBClient({}), table: tableName }) : memoryStore();
 const queue = sqsQueue({ client: new SQSClient({}), queueUrl, store });
 
 export const receiver = createReceiver({

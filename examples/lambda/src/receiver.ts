@@ -11,7 +11,7 @@ const tableName = process.env.TABLE_NAME;
 // Made once per execution environment, outside the handler, and reused by every invocation it serves.
 export const receiver = createReceiver({
   secret,
-  store: tableName ? dynamoDbStore({ client: new DynamoDBClient({}), tableName }) : memoryStore(),
+  store: tableName ? dynamoDbStore({ client: new DynamoDBClient({}), table: tableName }) : memoryStore(),
 });
 
 receiver.on('*', async (delivery) => {

@@ -26,8 +26,8 @@ const handlerMs = Number(process.env.HANDLER_MS ?? 2_000);
 // service retries. pg-boss has a pool of its own, made from the same URL.
 export const pool = new pg.Pool({ connectionString: databaseUrl, connectionTimeoutMillis: 2_000, query_timeout: 3_000 });
 pool.on('error', (error) => console.error(`[postgres] ${error.message}`));
-const store = postgresStore({ pool, ...(process.env.STORE_SCHEMA ? { schema: process.env.STORE_SCHEMA } : {}) });
-await store.ensureSchema();
+const store = postgresStore({ client: pool, ...(process.env.STORE_SCHEMA ? { schema: process.env.STORE_SCHEMA } : {}) });
+await store.setup();
 
 export const queue = pgBossQueue({
   connectionString: databaseUrl,

@@ -10,7 +10,7 @@ const worker = receiver.work({ concurrency: Number(process.env.CONCURRENCY ?? 10
 console.error(`worker (pid ${process.pid}) consuming`);
 
 // SIGTERM (a deploy, a scale-down): take no new job, let the running ones finish, then exit. A job
-// cut short by SIGKILL instead is retried by pg-boss once it expires (expireInSeconds).
+// cut short by SIGKILL instead is retried by pg-boss once it expires (expireInMs).
 let stopping = false;
 async function stop(): Promise<void> {
   if (stopping) return;

@@ -23,7 +23,7 @@ const file = process.env.HOOKLINE_DB ?? './hookline.db';
 const hasNodeSqlite = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.('node:sqlite') !== undefined;
 const store = hasNodeSqlite
   ? sqliteStore({ filename: file })
-  : sqliteStore({ database: new (createRequire(import.meta.url)('better-sqlite3') as new (path: string) => SqliteDatabaseLike)(file) });
+  : sqliteStore({ client: new (createRequire(import.meta.url)('better-sqlite3') as new (path: string) => SqliteDatabaseLike)(file) });
 
 const receiver = createReceiver({ secret, store });
 receiver.on('*', async (delivery) => {

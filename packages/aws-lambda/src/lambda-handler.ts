@@ -162,7 +162,7 @@ function toResult(answer: ReceiverAnswer, incoming: Incoming): ALBResult | APIGa
  * encoded back to UTF-8. Anything but POST is answered 405, a body over `maxBodyBytes` 413.
  *
  * @example
- * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store: dynamoDbStore({ client, tableName }) });
+ * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store: dynamoDbStore({ client, table: tableName }) });
  * receiver.on('message.delivered', async ({ data }) => { ... });
  * export const handler = lambdaHandler(receiver);
  */

@@ -15,9 +15,12 @@ describe('cloudflareQueue() and queueConsumer() options', () => {
     expect(() => cloudflareQueue(undefined as never, { namespace })).toThrow(/Queue producer binding/);
     expect(() => cloudflareQueue(binding, {} as CloudflareQueueOptions)).toThrow(/HooklineStoreObject binding/);
     for (const maxRetries of [-1, 1.5, 101]) expect(() => cloudflareQueue(binding, { namespace, maxRetries })).toThrow(/maxRetries/);
-    for (const delaySeconds of [-1, 0.5, 43_201]) {
-      expect(() => cloudflareQueue(binding, { namespace, backoff: { type: 'fixed', delaySeconds } })).toThrow(/delaySeconds/);
+    for (const delayMs of [-1, Number.NaN, 43_200_001]) {
+      expect(() => cloudflareQueue(binding, { namespace, backoff: { type: 'fixed', delayMs } })).toThrow(/delayMs/);
     }
+    expect(() => cloudflareQueue(binding, { namespace, backoff: { type: 'fixed', delaySeconds: 1 } as never })).toThrow(
+      new TypeError('cloudflareQueue: `delaySeconds` is now `delayMs`'),
+    );
     expect(() => cloudflareQueue(binding, { namespace, keepCompletedMs: 0 })).toThrow(/keepCompletedMs/);
     expect(() => cloudflareQueue(binding, { namespace, keepDeadLettersMs: Number.NaN })).toThrow(/keepDeadLettersMs/);
     expect(() => cloudflareQueue(binding, { namespace, shards: 0 })).toThrow(/shards/);

@@ -9,6 +9,7 @@ import {
   queuedDeliveryJson,
   type QueueJob,
   refuse,
+  refuseRenamedOptions,
   scopedDeliveryId,
 } from '@hookline/core/adapter';
 import { type ConsumeOptions, consumeBatch } from './consume-batch';
@@ -65,11 +66,11 @@ export interface CloudflareQueueOptions {
    */
   maxRetries?: number;
   /**
-   * Delay before a retry: `exponential` doubles `delaySeconds` with each try (capped at 12 hours, the
-   * longest delay Queues takes).
-   * @default { type: 'exponential', delaySeconds: 10 }
+   * Delay before a retry, in milliseconds (Queues counts whole seconds: rounded up): `exponential`
+   * doubles `delayMs` with each try (capped at 12 hours, the longest delay Queues takes).
+   * @default { type: 'exponential', delayMs: 10_000 }
    */
-  backoff?: { type: 'exponential' | 'fixed'; delaySeconds: number };
+  backoff?: { type: 'exponential' | 'fixed'; delayMs: number };
   /**
    * The consumer's `dead_letter_queue`, when the consumer Worker consumes it too: a message from it is
    * one Queues gave up on after `max_retries` deliveries the consumer never settled (it crashed or ran
@@ -126,10 +127,13 @@ function resolveSettings(binding: QueueBindingLike, options: CloudflareQueueOpti
   if (!Number.isInteger(maxRetries) || maxRetries < 0 || maxRetries > 100) {
     throw new RangeError(`cloudflareQueue: maxRetries must be an integer from 0 to 100 (Queues' own limit), got ${maxRetries}`);
   }
-  const backoff = options.backoff ?? { type: 'exponential', delaySeconds: 10 };
-  if (!Number.isInteger(backoff.delaySeconds) || backoff.delaySeconds < 0 || backoff.delaySeconds > 43_200) {
-    throw new RangeError(`cloudflareQueue: backoff.delaySeconds must be an integer from 0 to 43200, got ${backoff.delaySeconds}`);
+  const given = options.backoff ?? { type: 'exponential', delayMs: 10_000 };
+  refuseRenamedOptions('cloudflareQueue', given, { delaySeconds: 'delayMs' });
+  if (typeof given.delayMs !== 'number' || !(given.delayMs >= 0 && given.delayMs <= 43_200_000)) {
+    throw new RangeError(`cloudflareQueue: backoff.delayMs must be a number from 0 to 43200000 (12 h), got ${given.delayMs}`);
   }
+  // Queues takes whole seconds.
+  const backoff = { type: given.type, delaySeconds: Math.ceil(given.delayMs / 1000) };
   return {
     binding,
     records: jobRecordsClient(options.namespace, options.name ?? 'hookline-queue', options.shards ?? 16),
@@ -167,7 +171,7 @@ function deadLetterOf(listed: ListedDeadLetter): DeadLetter {
  *
  * @example
  * const queue = cloudflareQueue(env.DELIVERIES, { namespace: env.HOOKLINE_STORE });
- * const receiver = createReceiver({ secret: env.WEBHOOK_SECRET, store: durableObjectStore({ namespace: env.HOOKLINE_STORE }), queue });
+ * const receiver = createReceiver({ secret: env.WEBHOOK_SECRET, store: durableObjectStore({ client: env.HOOKLINE_STORE }), queue });
  */
 export function cloudflareQueue(binding: QueueBindingLike, options: CloudflareQueueOptions): CloudflareQueue {
   const settings = resolveSettings(binding, options);

@@ -1,5 +1,5 @@
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { checkVersion, StoreDataError } from '@hookline/core/adapter';
+import { checkVersion, refuseRenamedOptions, StoreDataError } from '@hookline/core/adapter';
 import { objectStubs } from './object-stubs';
 import { DATA_ERROR_STATUS, keyProblem, type StoreOperation } from './protocol';
 
@@ -17,8 +17,8 @@ export interface DurableObjectNamespaceLike {
 
 /** Options of `durableObjectStore()`. */
 export interface DurableObjectStoreOptions {
-  /** The binding of the `HooklineStoreObject` class (`env.HOOKLINE_STORE`). */
-  namespace: DurableObjectNamespaceLike;
+  /** The Durable Object namespace: the binding of the `HooklineStoreObject` class (`env.HOOKLINE_STORE`). */
+  client: DurableObjectNamespaceLike;
   /**
    * How many objects the keys are spread over (by a hash of the key). One object serves its requests
    * one at a time, so more shards carry more deliveries per second. Changing it moves keys to other
@@ -32,6 +32,12 @@ export interface DurableObjectStoreOptions {
    * @default 'hookline'
    */
   name?: string;
+}
+
+/** A Durable Object store: nothing to set up (the objects make their tables), prune or close. */
+export interface DurableObjectStore extends IdempotencyStore {
+  readVersion(key: string): Promise<number | undefined>;
+  advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
 }
 
 /**
@@ -49,13 +55,14 @@ export interface DurableObjectStoreOptions {
  * export { HooklineStoreObject } from '@hookline/cloudflare';
  * export default {
  *   fetch(request, env) {
- *     receiver ??= makeReceiver(durableObjectStore({ namespace: env.HOOKLINE_STORE }), env.WEBHOOK_SECRET);
+ *     receiver ??= makeReceiver(durableObjectStore({ client: env.HOOKLINE_STORE }), env.WEBHOOK_SECRET);
  *     return receiver.fetch(request);
  *   },
  * };
  */
-export function durableObjectStore(options: DurableObjectStoreOptions): IdempotencyStore {
-  const stubs = objectStubs(options.namespace, options.name ?? 'hookline', options.shards ?? 16, 'durableObjectStore');
+export function durableObjectStore(options: DurableObjectStoreOptions): DurableObjectStore {
+  refuseRenamedOptions('durableObjectStore', options, { namespace: 'client' });
+  const stubs = objectStubs(options.client, options.name ?? 'hookline', options.shards ?? 16, 'durableObjectStore');
 
   async function call<T>(op: StoreOperation, key: string, token: string, ms?: number, version?: number): Promise<T> {
     const problem = keyProblem(key);

@@ -3,6 +3,7 @@ export { HooklineStoreObject, type DurableObjectStateLike, type DurableObjectSto
 // The store that talks to it
 export {
   durableObjectStore,
+  type DurableObjectStore,
   type DurableObjectStoreOptions,
   type DurableObjectNamespaceLike,
   type DurableObjectStubLike,

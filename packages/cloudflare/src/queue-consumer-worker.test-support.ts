@@ -36,7 +36,7 @@ function receiverFor(env: Env): Receiver {
   if (receiver !== undefined) return receiver;
   const made = createReceiver({
     secret: env.WEBHOOK_SECRET,
-    store: durableObjectStore({ namespace: env.HOOKLINE_STORE, shards: 4 }),
+    store: durableObjectStore({ client: env.HOOKLINE_STORE, shards: 4 }),
     queue: queueOf(env, E2E_QUEUE),
   }).onError(() => {});
   made.on('message.delivered', async ({ deliveryId, data }, context) => {

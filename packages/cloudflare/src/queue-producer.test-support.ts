@@ -38,7 +38,7 @@ let receiver: Receiver | undefined;
 function receiverFor(env: Env): Receiver {
   receiver ??= createReceiver({
     secret: env.WEBHOOK_SECRET,
-    store: durableObjectStore({ namespace: env.HOOKLINE_STORE, shards: 4 }),
+    store: durableObjectStore({ client: env.HOOKLINE_STORE, shards: 4 }),
     queue: queueOf(env, E2E_QUEUE),
   }).on('*', () => {
     throw new Error('handlers run in the consumer Worker');

@@ -8,13 +8,13 @@ export interface TestQueueSettings {
   binding: string;
   name: string;
   maxRetries: number;
-  backoff: { type: 'exponential' | 'fixed'; delaySeconds: number };
+  backoff: { type: 'exponential' | 'fixed'; delayMs: number };
   deadLetterQueue?: string;
   shards?: number;
 }
 
 /** The end-to-end queue (consumed with queueConsumer() and a receiver). */
-export const E2E_QUEUE: TestQueueSettings = { binding: 'E2E', name: 'e2e', maxRetries: 2, backoff: { type: 'fixed', delaySeconds: 1 } };
+export const E2E_QUEUE: TestQueueSettings = { binding: 'E2E', name: 'e2e', maxRetries: 2, backoff: { type: 'fixed', delayMs: 1_000 } };
 
 /** The queue whose consumer always crashes. */
 export const CRASHING_QUEUE = 'crashing';

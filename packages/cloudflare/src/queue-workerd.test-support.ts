@@ -74,7 +74,7 @@ export async function startQueueWorkers(): Promise<QueueWorkers> {
     binding: 'CRASHING',
     name: CRASHING_QUEUE,
     maxRetries: 1,
-    backoff: { type: 'fixed', delaySeconds: 0 },
+    backoff: { type: 'fixed', delayMs: 0 },
     deadLetterQueue: `${CRASHING_QUEUE}-dlq`,
   };
   settingsByQueue.set(`${CRASHING_QUEUE}-dlq`, crashing);
@@ -173,7 +173,7 @@ export async function startQueueWorkers(): Promise<QueueWorkers> {
       name: slot.queue, // its job records: objects of its own
       maxRetries: attempts - 1,
       // Queues delays in whole seconds.
-      backoff: { type: 'fixed', delaySeconds: Math.ceil(retryDelayMs / 1000) },
+      backoff: { type: 'fixed', delayMs: retryDelayMs },
       shards: 4,
     };
     settingsByQueue.set(slot.queue, settings);

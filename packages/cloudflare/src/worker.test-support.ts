@@ -47,7 +47,7 @@ function receiverFor(env: Env): Receiver {
     // The tests send a tampered delivery on purpose: no refusal note on the console.
     receiver = createReceiver({
       secret: env.WEBHOOK_SECRET,
-      store: durableObjectStore({ namespace: env.HOOKLINE_STORE, shards: 4 }),
+      store: durableObjectStore({ client: env.HOOKLINE_STORE, shards: 4 }),
       logger: false,
     });
     receiver.on('message.delivered', ({ deliveryId, data }) => {
@@ -67,7 +67,7 @@ async function storeCall(env: Env, op: string, request: Request): Promise<Respon
   };
   // The test sends NaN and ±Infinity as text (JSON has no such numbers).
   const number = typeof version === 'object' && version !== null ? Number(version.nonFinite) : version;
-  const store = durableObjectStore({ namespace: broken ? env.BROKEN_STORE : env.HOOKLINE_STORE, shards: 4 });
+  const store = durableObjectStore({ client: broken ? env.BROKEN_STORE : env.HOOKLINE_STORE, shards: 4 });
   try {
     let result: unknown;
     if (op === 'claim') result = await store.claim(key, token, ms as number);

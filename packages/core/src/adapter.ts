@@ -53,7 +53,7 @@ export {
   type Awaitable,
   type TransactionCompletion,
 } from './store';
-export { DEFAULT_RETENTION_MS, positiveMs, isWellFormed, wellFormedKey } from './store-checks';
+export { DEFAULT_RETENTION_MS, positiveMs, isWellFormed, wellFormedKey, refuseRenamedOptions } from './store-checks';
 export { batchQueue, type BatchQueueOptions } from './batch-queue';
 
 // Queue backends (answer-fast mode)

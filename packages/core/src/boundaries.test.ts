@@ -361,9 +361,9 @@ describe('the memory store, at the edges of its options', () => {
     expect(store.extend('never', 't', 1_000)).toBe(false);
   });
 
-  it('drops a released record at exactly releasedTtlMs', () => {
+  it('drops a released record at exactly keepMs', () => {
     vi.useFakeTimers();
-    const store = memoryStore({ releasedTtlMs: 60_000 });
+    const store = memoryStore({ keepMs: 60_000 });
     store.claim('k', 'a', 1_000);
     store.release('k', 'a');
     vi.advanceTimersByTime(60_000); // the sweep runs at this very instant

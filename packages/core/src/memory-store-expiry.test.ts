@@ -52,8 +52,8 @@ describe('the sweep (every minute)', () => {
     expect(store.claim('live', 'c', 1_000)).toMatchObject({ state: 'in_progress' });
   });
 
-  it('keeps a released record for releasedTtlMs, so the attempt count goes on, then drops it', () => {
-    const store = memoryStore({ releasedTtlMs: 5 * MINUTE });
+  it('keeps a released record for keepMs, so the attempt count goes on, then drops it', () => {
+    const store = memoryStore({ keepMs: 5 * MINUTE });
     store.claim('k', 'a', 1_000);
     store.release('k', 'a');
     vi.advanceTimersByTime(4 * MINUTE);

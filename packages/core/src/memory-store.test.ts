@@ -3,7 +3,7 @@ import { memoryStore } from './memory-store';
 import { StoreDataError } from './store';
 
 // The full contract is checked by the conformance suite (test/stores/); these are the memory store's own rules.
-function clockStore(options: { maxEntries?: number; releasedTtlMs?: number } = {}) {
+function clockStore(options: { maxEntries?: number; keepMs?: number } = {}) {
   const clock = { now: 1_000_000 };
   return { clock, store: memoryStore({ ...options, now: () => clock.now }) };
 }
@@ -92,5 +92,6 @@ describe('memoryStore', () => {
 
   it('refuses a bad maxEntries', () => {
     expect(() => memoryStore({ maxEntries: 0 })).toThrow(/maxEntries/);
+    expect(() => memoryStore({ releasedTtlMs: 1 } as never)).toThrow(new TypeError('memoryStore: `releasedTtlMs` is now `keepMs`'));
   });
 });

@@ -1,6 +1,6 @@
 import { type ClaimResult, checkVersion, type IdempotencyStore } from './store';
 import { flatKey } from './store-keys';
-import { DEFAULT_RETENTION_MS } from './store-checks';
+import { DEFAULT_RETENTION_MS, refuseRenamedOptions } from './store-checks';
 
 /** Options of `memoryStore()`. */
 export interface MemoryStoreOptions {
@@ -15,7 +15,7 @@ export interface MemoryStoreOptions {
    * How long a released record is remembered so the next claim's `attempt` keeps counting.
    * @default 259_200_000 (72 h)
    */
-  releasedTtlMs?: number;
+  keepMs?: number;
   /**
    * The store's clock, in milliseconds. Tests pass a fake one.
    * @default Date.now
@@ -62,7 +62,8 @@ const MAX_SECONDS = 2 ** 30;
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const maxEntries = options.maxEntries ?? 1_000_000;
-  const releasedTtlMs = options.releasedTtlMs ?? DEFAULT_RETENTION_MS;
+  refuseRenamedOptions('memoryStore', options, { releasedTtlMs: 'keepMs' });
+  const keepMs = options.keepMs ?? DEFAULT_RETENTION_MS;
   const now = options.now ?? Date.now;
   if (!Number.isInteger(maxEntries) || maxEntries < 1) {
     throw new RangeError(`memoryStore: maxEntries must be a positive integer, got ${maxEntries}`);
@@ -180,7 +181,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const lease = ownedLease(key, token);
       if (lease === undefined) return false;
       lease.token = null;
-      lease.expiresAt = at + releasedTtlMs;
+      lease.expiresAt = at + keepMs;
       return true;
     },
     extend(key, token, leaseMs) {

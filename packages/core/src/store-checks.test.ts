@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { StoreDataError } from './store';
-import { DEFAULT_RETENTION_MS, isWellFormed, positiveMs, wellFormedKey } from './store-checks';
+import { DEFAULT_RETENTION_MS, isWellFormed, positiveMs, refuseRenamedOptions, wellFormedKey } from './store-checks';
 
 describe('the checks stores share', () => {
+  it('refuseRenamedOptions names the new option for an old one given, and passes the rest', () => {
+    expect(() => refuseRenamedOptions('postgresStore', { pool: {} }, { pool: 'client' })).toThrow(
+      new TypeError('postgresStore: `pool` is now `client`'),
+    );
+    expect(() => refuseRenamedOptions('postgresStore', { client: {}, pool: undefined }, { pool: 'client' })).toThrow(TypeError);
+    expect(() => refuseRenamedOptions('postgresStore', { client: {} }, { pool: 'client' })).not.toThrow();
+  });
+
   it('positiveMs passes a positive finite duration through and names the owner and option otherwise', () => {
     expect(positiveMs('redisStore', 'keepMs', 1.5)).toBe(1.5);
     for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '5' as unknown as number]) {

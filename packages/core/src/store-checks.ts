@@ -48,3 +48,13 @@ export function wellFormedKey(owner: string, key: string, what = 'key'): string 
   }
   return key;
 }
+
+/**
+ * A TypeError when `options` still uses a name the store's options no longer have (JavaScript callers
+ * get no compile error), e.g. `postgresStore: \`pool\` is now \`client\``. `renames` maps old to new.
+ */
+export function refuseRenamedOptions(owner: string, options: object, renames: Record<string, string>): void {
+  for (const [old, now] of Object.entries(renames)) {
+    if (Object.hasOwn(options, old)) throw new TypeError(`${owner}: \`${old}\` is now \`${now}\``);
+  }
+}

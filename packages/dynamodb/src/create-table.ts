@@ -1,10 +1,11 @@
 import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { refuseRenamedOptions } from '@hookline/core/adapter';
 import { DYNAMODB_ATTRIBUTES, type DynamoDbClientLike } from './dynamodb-store';
 
 /** Options of `createDynamoDbTable()`. */
 export interface CreateDynamoDbTableOptions {
   /** The table's name. */
-  tableName: string;
+  table: string;
   /**
    * Turn on DynamoDB's Time to Live on the `ttl` attribute, so completed deliveries and old leases are
    * deleted (within a few days of expiring, at no write cost). Expiry itself never waits for it: the
@@ -27,13 +28,15 @@ function errorName(error: unknown): string | undefined {
  * Creates the table `dynamoDbStore()` uses (partition key `pk`, a string; on-demand capacity), waits
  * until it is ACTIVE and turns Time to Live on for its `ttl` attribute. A table that already exists is
  * left as it is, so this is safe to call on every deployment; resolves whether it created the table.
+ * `store.setup()` calls it with the defaults.
  * In infrastructure-as-code, declare the same: `pk` (S) as the hash key, TTL on `ttl`.
  *
  * @example
- * await createDynamoDbTable(new DynamoDBClient({}), { tableName: 'hookline-deliveries' });
+ * await createDynamoDbTable(new DynamoDBClient({}), { table: 'hookline-deliveries' });
  */
 export async function createDynamoDbTable(client: DynamoDbClientLike, options: CreateDynamoDbTableOptions): Promise<boolean> {
-  const { tableName } = options;
+  refuseRenamedOptions('createDynamoDbTable', options, { tableName: 'table' });
+  const { table: tableName } = options;
   let created = true;
   try {
     await client.send(

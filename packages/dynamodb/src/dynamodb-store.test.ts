@@ -77,8 +77,8 @@ function counted(inner: DynamoDbClientLike): DynamoDbClientLike & { sent: string
 const admin = client();
 beforeAll(async () => {
   // dynalite has no UpdateTimeToLive: the TTL attribute is written all the same.
-  expect(await createDynamoDbTable(admin, { tableName, timeToLive: false })).toBe(true);
-  expect(await createDynamoDbTable(admin, { tableName, timeToLive: false })).toBe(false); // safe to repeat
+  expect(await createDynamoDbTable(admin, { table: tableName, timeToLive: false })).toBe(true);
+  expect(await createDynamoDbTable(admin, { table: tableName, timeToLive: false })).toBe(false); // safe to repeat
 });
 afterAll(async () => {
   await admin.send(new DeleteTableCommand({ TableName: tableName }));
@@ -87,6 +87,11 @@ afterAll(async () => {
 });
 
 describe('dynamoDbStore', () => {
+  it('sets up an existing table as it is, and names the new option for an old one', async () => {
+    await expect(dynamoDbStore({ client: admin, table: tableName }).setup()).resolves.toBeUndefined();
+    expect(() => dynamoDbStore({ client: admin, tableName } as never)).toThrow(new TypeError('dynamoDbStore: `tableName` is now `table`'));
+  });
+
   it('made the table with the key schema the store expects', async () => {
     const { Table } = await admin.send(new DescribeTableCommand({ TableName: tableName }));
     expect(Table?.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }]);
@@ -98,7 +103,7 @@ describe('dynamoDbStore', () => {
     () => {
       const dynamo = client();
       return {
-        store: dynamoDbStore({ client: withAllOld(dynamo), tableName }),
+        store: dynamoDbStore({ client: withAllOld(dynamo), table: tableName }),
         cleanup: () => dynamo.destroy(),
         breakBackend: () => dynamo.breakEndpoint(),
       };
@@ -111,7 +116,7 @@ describe('dynamoDbStore', () => {
     () => {
       const dynamo = client();
       return {
-        store: dynamoDbStore({ client: dynamo, tableName }),
+        store: dynamoDbStore({ client: dynamo, table: tableName }),
         cleanup: () => dynamo.destroy(),
         breakBackend: () => dynamo.breakEndpoint(),
       };
@@ -122,7 +127,7 @@ describe('dynamoDbStore', () => {
   it('rejects with a plain error (503) when DynamoDB is unreachable', async () => {
     const dead = client('http://127.0.0.1:9');
     try {
-      const store = dynamoDbStore({ client: dead, tableName });
+      const store = dynamoDbStore({ client: dead, table: tableName });
       const failure = await Promise.resolve(store.claim(`hookline:${randomUUID()}`, 't', 30_000)).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(Error);
       expect(StoreDataError.is(failure)).toBe(false);
@@ -134,7 +139,7 @@ describe('dynamoDbStore', () => {
   it('refuses keys DynamoDB cannot hold with StoreDataError', async () => {
     const dynamo = client();
     try {
-      const store = dynamoDbStore({ client: dynamo, tableName });
+      const store = dynamoDbStore({ client: dynamo, table: tableName });
       for (const key of ['', 'x'.repeat(2040), 'é'.repeat(1020), `hookline:wdl_${randomUUID()}\ud800`]) {
         const failure = await Promise.resolve(store.claim(key, 't', 30_000)).catch((error: unknown) => error);
         expect(StoreDataError.is(failure)).toBe(true);
@@ -150,7 +155,7 @@ describe('dynamoDbStore', () => {
     try {
       const requests = counted(withAllOld(dynamo));
       const secret = 'whsec_dynamodb_test';
-      const receiver = createReceiver({ secret, store: dynamoDbStore({ client: requests, tableName }) });
+      const receiver = createReceiver({ secret, store: dynamoDbStore({ client: requests, table: tableName }) });
       const runs: string[] = [];
       receiver.on('message.delivered', ({ deliveryId }) => {
         runs.push(deliveryId);

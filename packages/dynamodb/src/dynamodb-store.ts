@@ -1,6 +1,14 @@
 import { type AttributeValue, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { checkVersion, DEFAULT_RETENTION_MS, positiveMs, StoreDataError, wellFormedKey } from '@hookline/core/adapter';
+import {
+  checkVersion,
+  DEFAULT_RETENTION_MS,
+  positiveMs,
+  refuseRenamedOptions,
+  StoreDataError,
+  wellFormedKey,
+} from '@hookline/core/adapter';
+import { createDynamoDbTable } from './create-table';
 
 /** The one method of the AWS SDK v3 `DynamoDBClient` the store calls (any v3 client fits). */
 export interface DynamoDbClientLike {
@@ -12,8 +20,8 @@ export interface DynamoDbClientLike {
 export interface DynamoDbStoreOptions {
   /** A `DynamoDBClient` from `@aws-sdk/client-dynamodb` v3. The store never destroys or reconfigures it. */
   client: DynamoDbClientLike;
-  /** The table, made by `createDynamoDbTable()` or to its description: partition key `pk` (string). */
-  tableName: string;
+  /** The table, made by `store.setup()`, `createDynamoDbTable()` or to its description: partition key `pk` (string). */
+  table: string;
   /**
    * How long a lease or released record outlives its lease before DynamoDB's TTL may delete it, so a
    * later claim's `attempt` keeps counting (the service's last retry comes about 31 h after the first).
@@ -27,6 +35,18 @@ export interface DynamoDbStoreOptions {
    * @default Date.now
    */
   now?: () => number;
+}
+
+/** A DynamoDB store, plus the set-up of its table. */
+export interface DynamoDbStore extends IdempotencyStore {
+  /**
+   * Creates the table when it is absent (partition key `pk`, on-demand capacity, Time to Live on `ttl`)
+   * and waits until it is ACTIVE; an existing table is left as it is. `createDynamoDbTable()` is the
+   * same with its options (no Time to Live, another wait).
+   */
+  setup(): Promise<void>;
+  readVersion(key: string): Promise<number | undefined>;
+  advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
 }
 
 /** The item's attribute names. `ttl` is the one to enable DynamoDB's Time to Live on. */
@@ -117,12 +137,14 @@ const conditionFailed = (error: unknown): boolean => errorName(error) === 'Condi
  * import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
  * import { dynamoDbStore } from '@hookline/dynamodb';
  *
- * const store = dynamoDbStore({ client: new DynamoDBClient({}), tableName: 'hookline-deliveries' });
+ * const store = dynamoDbStore({ client: new DynamoDBClient({}), table: 'hookline-deliveries' });
+ * await store.setup(); // once; a no-op when the table exists
  * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store });
  */
-export function dynamoDbStore(options: DynamoDbStoreOptions): IdempotencyStore {
-  const { client, tableName } = options;
-  if (typeof tableName !== 'string' || tableName.length === 0) throw new TypeError('dynamoDbStore: tableName is required');
+export function dynamoDbStore(options: DynamoDbStoreOptions): DynamoDbStore {
+  refuseRenamedOptions('dynamoDbStore', options, { tableName: 'table' });
+  const { client, table: tableName } = options;
+  if (typeof tableName !== 'string' || tableName.length === 0) throw new TypeError('dynamoDbStore: table is required');
   const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);
   const now = options.now ?? Date.now;
 
@@ -226,6 +248,9 @@ export function dynamoDbStore(options: DynamoDbStoreOptions): IdempotencyStore {
     extend(key, token, leaseMs) {
       const until = now() + ms('leaseMs', leaseMs);
       return owned(key, token, 'SET #le = :le, #ttl = :ttl', { ':le': n(until), ':ttl': ttlSeconds(until + keep) });
+    },
+    async setup() {
+      await createDynamoDbTable(client, { table: tableName });
     },
     async readVersion(key) {
       const item = versionKey(key);

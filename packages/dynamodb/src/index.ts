@@ -3,6 +3,7 @@ export {
   dynamoDbStore,
   DYNAMODB_ATTRIBUTES,
   DYNAMODB_VERSION_PREFIX,
+  type DynamoDbStore,
   type DynamoDbStoreOptions,
   type DynamoDbClientLike,
 } from './dynamodb-store';

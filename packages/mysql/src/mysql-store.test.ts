@@ -102,16 +102,21 @@ describe('schema', () => {
     expect(readFileSync(new URL('./schema.sql', import.meta.url), 'utf8')).toBe(SCHEMA_SQL);
   });
 
-  it('refuses table and database names that are not plain identifiers', () => {
+  it('refuses table and schema names that are not plain identifiers', () => {
     expect(() => schemaSql({ table: 'x`; DROP TABLE y; --' })).toThrow(/plain identifier/);
-    expect(() => mysqlStore({ pool: {} as never, database: 'a.b' })).toThrow(/database/);
+    expect(() => mysqlStore({ client: {} as never, schema: 'a.b' })).toThrow(/schema/);
+  });
+
+  it('names the new option when given an old one', () => {
+    expect(() => mysqlStore({ pool: {} } as never)).toThrow(new TypeError('mysqlStore: `pool` is now `client`'));
+    expect(() => mysqlStore({ client: {}, database: 'x' } as never)).toThrow(new TypeError('mysqlStore: `database` is now `schema`'));
   });
 });
 
 describe.skipIf(!server.reachable)('mysqlStore', () => {
   const admin = newPool();
   const store = (pool: mysql.Pool, extra: Partial<Parameters<typeof mysqlStore>[0]> = {}): MysqlStore =>
-    mysqlStore({ pool, table, ...extra });
+    mysqlStore({ client: pool, table, ...extra });
   afterAll(async () => {
     for (const name of created) await admin.query(`DROP TABLE IF EXISTS \`${name}\`, \`${name}_versions\``);
     await admin.end();
@@ -119,9 +124,9 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
 
   it('creates the table once, from several processes starting together', async () => {
     const pools = Array.from({ length: 4 }, newPool);
-    await Promise.all(pools.map((pool) => store(pool).ensureSchema()));
+    await Promise.all(pools.map((pool) => store(pool).setup()));
     await Promise.all(pools.map((pool) => pool.end()));
-    await store(admin).ensureSchema(); // again: nothing happens, nothing fails
+    await store(admin).setup(); // again: nothing happens, nothing fails
     const [rows] = await admin.query(`SHOW INDEX FROM \`${table}\``);
     expect((rows as { Column_name: string }[]).map((r) => r.Column_name).sort()).toEqual(['k', 'purge_at']);
   });
@@ -397,8 +402,8 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
   it('prune() deletes only the rows nothing needs any more', async () => {
     const pruneTable = `hookline_prune_${run}`;
     created.add(pruneTable);
-    const s = mysqlStore({ pool: admin, table: pruneTable, keepMs: 150 });
-    await s.ensureSchema();
+    const s = mysqlStore({ client: admin, table: pruneTable, keepMs: 150 });
+    await s.setup();
     await s.claim('live', 'a', 60_000); // live lease: kept
     await s.claim('done-short', 'b', 50); // pruned at the later of lease + keepMs and its retention
     await s.complete('done-short', 'b', 100); // retention ends: pruned
@@ -416,7 +421,7 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
   it('fails at once, never answering a state, when the database is not there', async () => {
     const pool = mysql.createPool({ host: '127.0.0.1', port: 1, user: 'root', connectTimeout: 1_000 });
     try {
-      await expect(mysqlStore({ pool }).claim('k', 't', 60_000)).rejects.toThrow();
+      await expect(mysqlStore({ client: pool }).claim('k', 't', 60_000)).rejects.toThrow();
     } finally {
       await pool.end();
     }

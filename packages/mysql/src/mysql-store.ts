@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { batchQueue, DEFAULT_RETENTION_MS, positiveMs, StoreDataError, wellFormedKey } from '@hookline/core/adapter';
+import { batchQueue, DEFAULT_RETENTION_MS, positiveMs, refuseRenamedOptions, StoreDataError, wellFormedKey } from '@hookline/core/adapter';
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { MAX_KEY_BYTES, MAX_TOKEN_BYTES, qualifiedTable, schemaSql, type TableLocation } from './schema';
 import { MAX_CLAIM_BATCH, OUTCOME, PRUNE_CHUNK, statements } from './statements';
@@ -10,7 +10,7 @@ import { versionRecords, versionsSchemaSql } from './versions';
 /** Options of `mysqlStore()`. */
 export interface MysqlStoreOptions extends TableLocation {
   /** A `mysql2/promise` Pool (preferably) or Connection. The store never ends it. */
-  pool: MysqlQueryable;
+  client: MysqlQueryable;
   /**
    * How long a lease or released row outlives its lease, so a later claim's `attempt` keeps counting
    * (the service's last retry comes about 31 h after the first). `prune()` deletes it afterwards.
@@ -51,10 +51,10 @@ export interface MysqlStoreOptions extends TableLocation {
 
 /** A MySQL store, plus its schema and housekeeping. */
 export interface MysqlStore extends IdempotencyStore {
-  /** `` `database`.`table` `` as used in every statement. */
+  /** `` `schema`.`table` `` as used in every statement. */
   readonly table: string;
   /** Creates the table and its index if they are absent (safe to run from every process at start-up). */
-  ensureSchema(): Promise<void>;
+  setup(): Promise<void>;
   /** Deletes the rows nothing needs any more (see `keepMs`), in chunks; resolves how many. Run it from a cron or timer. */
   prune(): Promise<number>;
 }
@@ -116,12 +116,13 @@ const errno = (error: unknown): number | undefined => (error as { errno?: number
  * import { createReceiver } from '@hookline/core';
  * import { mysqlStore } from '@hookline/mysql';
  *
- * const store = mysqlStore({ pool: mysql.createPool({ uri: process.env.MYSQL_URL, connectTimeout: 2_000 }) });
- * await store.ensureSchema();
+ * const store = mysqlStore({ client: mysql.createPool({ uri: process.env.MYSQL_URL, connectTimeout: 2_000 }) });
+ * await store.setup();
  * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store });
  */
 export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
-  const { pool } = options;
+  refuseRenamedOptions('mysqlStore', options, { pool: 'client', database: 'schema' });
+  const { client: pool } = options;
   const table = qualifiedTable(options);
   const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);
   const timeout = ms('statementTimeoutMs', options.statementTimeoutMs ?? 5_000);
@@ -307,7 +308,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
       const lease = ms('leaseMs', leaseMs);
       return (await run(sql.extend, [lease + keep, lease, ...owned(key, token)])).affectedRows === 1;
     },
-    async ensureSchema() {
+    async setup() {
       await pool.query({ sql: schemaSql(options), timeout: Math.max(timeout, 30_000) });
       await pool.query({ sql: versionsSchemaSql(options), timeout: Math.max(timeout, 30_000) });
     },

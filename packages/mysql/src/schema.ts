@@ -8,7 +8,7 @@ export const MAX_TOKEN_BYTES = 255;
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
-/** Quotes a table or database name after checking it is a plain identifier (no injection through options). */
+/** Quotes a table or schema name after checking it is a plain identifier (no injection through options). */
 export function quoteIdentifier(kind: string, name: string): string {
   if (!IDENTIFIER.test(name)) {
     throw new RangeError(
@@ -26,21 +26,21 @@ export interface TableLocation {
    */
   table?: string;
   /**
-   * The database (schema) holding the table; unset, the connection's current database.
+   * The schema (in MySQL, a database) holding the table; unset, the connection's current database.
    * @default undefined
    */
-  database?: string;
+  schema?: string;
 }
 
-/** `` `database`.`table` ``, or `` `table` `` without a database. */
+/** `` `schema`.`table` ``, or `` `table` `` without a schema. */
 export function qualifiedTable(location: TableLocation = {}): string {
   const table = quoteIdentifier('table', location.table ?? DEFAULT_TABLE);
-  return location.database === undefined ? table : `${quoteIdentifier('database', location.database)}.${table}`;
+  return location.schema === undefined ? table : `${quoteIdentifier('schema', location.schema)}.${table}`;
 }
 
 /**
  * The DDL of the store's table, for MySQL 8 and MariaDB 10.11+, for migrations you run yourself;
- * `store.ensureSchema()` runs the same. One InnoDB row per delivery key:
+ * `store.setup()` runs the same. One InnoDB row per delivery key:
  * - `k`: the key's UTF-8 bytes, compared byte for byte (a case- or accent-insensitive collation
  *   would make `A` and `a`, or `é` and `e\u0301`, one delivery);
  * - `state`: `l` a lease held by `token` until `expires_at`; `r` released at `expires_at`; `c`

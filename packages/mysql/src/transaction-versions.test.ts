@@ -14,10 +14,10 @@ const table = `hookline_txv_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
 const rowsTable = `\`${table}_rows\``;
 describe.skipIf(!server.reachable)('mysqlStore: transaction() with a version advance', () => {
   const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 4 });
-  const store = mysqlStore({ pool, table });
+  const store = mysqlStore({ client: pool, table });
 
   beforeAll(async () => {
-    await store.ensureSchema();
+    await store.setup();
     await pool.query(`CREATE TABLE ${rowsTable} (id VARCHAR(200) PRIMARY KEY) ENGINE = InnoDB`);
   });
   afterAll(async () => {
@@ -40,12 +40,12 @@ describe.skipIf(!server.reachable)('mysqlStore: transaction() with a version adv
           };
         },
       });
-      return { store: mysqlStore({ pool: counting, table }), borrowed: () => borrowed };
+      return { store: mysqlStore({ client: counting, table }), borrowed: () => borrowed };
     },
     killingBefore(isStatement) {
       const lending = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1 });
       const killing = killingBefore(lending, pool, isStatement);
-      return { store: mysqlStore({ pool: killing.pool, table }), killed: killing.killed, close: () => lending.end() };
+      return { store: mysqlStore({ client: killing.pool, table }), killed: killing.killed, close: () => lending.end() };
     },
   });
 });

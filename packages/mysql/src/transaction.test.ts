@@ -29,7 +29,7 @@ function signed(deliveryId: string): ReceiverInput {
 
 describe.skipIf(!server.reachable)('mysqlStore: transaction()', () => {
   const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 4 });
-  const store = mysqlStore({ pool, table });
+  const store = mysqlStore({ client: pool, table });
   const key = (label: string) => `tx:${label}:wdl_${randomUUID().replaceAll('-', '')}`;
   const rowsOf = async (id: string) =>
     ((await pool.query(`SELECT count(*) AS n FROM ${rowsTable} WHERE id = ?`, [id]))[0] as { n: number }[])[0]!.n;
@@ -37,7 +37,7 @@ describe.skipIf(!server.reachable)('mysqlStore: transaction()', () => {
     (connection as mysql.PoolConnection).query(`INSERT INTO ${rowsTable} (id) VALUES (?)`, [id]);
 
   beforeAll(async () => {
-    await store.ensureSchema();
+    await store.setup();
     await pool.query(`CREATE TABLE ${rowsTable} (id VARCHAR(200) PRIMARY KEY) ENGINE = InnoDB`);
   });
   afterAll(async () => {
@@ -121,7 +121,7 @@ describe.skipIf(!server.reachable)('mysqlStore: transaction()', () => {
   it('is offered with a Pool only: a lone Connection has no connection to lend', async () => {
     const connection = await mysql.createConnection({ uri: MYSQL_URL });
     try {
-      expect(mysqlStore({ pool: connection, table }).transaction).toBeUndefined();
+      expect(mysqlStore({ client: connection, table }).transaction).toBeUndefined();
     } finally {
       await connection.end();
     }

@@ -1,5 +1,5 @@
 // Version records for ordering guards (`receiver.on(…, { order })`), in a table of their own beside the
-// store's (`<table>_versions`, created by `ensureSchema()`): one row per resource and guarded handler,
+// store's (`<table>_versions`, created by `setup()`): one row per resource and guarded handler,
 // its highest version processed (a DOUBLE: the JavaScript number, compared exactly), kept until
 // `expires_at` (milliseconds since the epoch on the database clock, as the store's other times).
 import { checkVersion, positiveMs, StoreDataError } from '@hookline/core/adapter';
@@ -8,10 +8,10 @@ import { DEFAULT_TABLE, MAX_KEY_BYTES, quoteIdentifier, type TableLocation } fro
 
 const NOW = "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000)";
 
-/** `` `database`.`<table>_versions` ``. */
+/** `` `schema`.`<table>_versions` ``. */
 export function qualifiedVersionsTable(location: TableLocation = {}): string {
   const table = quoteIdentifier('table', `${location.table ?? DEFAULT_TABLE}_versions`);
-  return location.database === undefined ? table : `${quoteIdentifier('database', location.database)}.${table}`;
+  return location.schema === undefined ? table : `${quoteIdentifier('schema', location.schema)}.${table}`;
 }
 
 /** The DDL of the version table (one statement: mysql2 sends one per query). */

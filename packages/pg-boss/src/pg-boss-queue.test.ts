@@ -11,7 +11,7 @@ const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const server = await requireServer('PostgreSQL', DATABASE_URL);
 // Every run has its own pg-boss schema; afterAll drops it.
 const schema = `hookline_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-const fast = { attempts: 3, retryDelaySeconds: 0, retryBackoff: false, pollingIntervalMs: 50, onError: () => {} } as const;
+const fast = { attempts: 3, retryDelayMs: 0, retryBackoff: false, pollingIntervalMs: 50, onError: () => {} } as const;
 
 function queued(deliveryId?: string, extra: Partial<QueuedDelivery> = {}): QueuedDelivery {
   const delivery = createDelivery('message.delivered', { messageId: 'msg_é✓' }, deliveryId === undefined ? {} : { deliveryId });
@@ -34,6 +34,14 @@ describe('job ids', () => {
     expect(jobIdFor('wdl_a')).toBe(jobIdFor('wdl_a'));
     expect(jobIdFor('wdl_a')).not.toBe(jobIdFor('wdl_b'));
     expect(jobIdFor('wdl_a')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe('pgBossQueue options', () => {
+  it('takes durations in milliseconds, and names the new option for an old one', () => {
+    const old = { connectionString: 'postgres://127.0.0.1/test', retryDelaySeconds: 1 };
+    expect(() => pgBossQueue(old as never)).toThrow(new TypeError('pgBossQueue: `retryDelaySeconds` is now `retryDelayMs`'));
+    expect(() => pgBossQueue({ connectionString: 'postgres://127.0.0.1/test', retryDelayMs: -1 })).toThrow(/retryDelayMs/);
   });
 });
 

@@ -7,6 +7,7 @@ import {
   type QueueJob,
   type QueueWorker,
   queuedDeliveryJson,
+  refuseRenamedOptions,
   scopedDeliveryId,
   wakeablePause,
   withinTime,
@@ -18,8 +19,16 @@ import { restartSql, waitSql } from './job-sql';
 
 const DAY_S = 86_400;
 
+/** pg-boss takes whole seconds; a duration in milliseconds is rounded up to them. */
+function wholeSeconds(name: string, ms: number): number {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new RangeError(`pgBossQueue: ${name} must be a non-negative number of milliseconds, got ${ms}`);
+  }
+  return Math.ceil(ms / 1000);
+}
+
 /** A `pg` client or pool (anything with `query(text, values)`), e.g. the client of your open transaction. */
-export interface PgQueryable {
+export interface PgTextQueryable {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
@@ -56,10 +65,11 @@ export interface PgBossQueueOptions {
    */
   attempts?: number;
   /**
-   * Seconds before the first retry; with `retryBackoff` each retry waits about twice as long as the last.
-   * @default 10
+   * Milliseconds before the first retry (pg-boss counts whole seconds: rounded up); with `retryBackoff`
+   * each retry waits about twice as long as the last.
+   * @default 10_000
    */
-  retryDelaySeconds?: number;
+  retryDelayMs?: number;
   /**
    * Exponential backoff (with jitter) between retries.
    * @default true
@@ -67,10 +77,11 @@ export interface PgBossQueueOptions {
   retryBackoff?: boolean;
   /**
    * How long a job may stay active before pg-boss takes it back and retries it (a worker that died
-   * mid-job). Longer than your slowest handler run.
-   * @default 900 (pg-boss's 15 minutes)
+   * mid-job), in milliseconds (pg-boss counts whole seconds: rounded up). Longer than your slowest
+   * handler run.
+   * @default 900_000 (pg-boss's 15 minutes)
    */
-  expireInSeconds?: number;
+  expireInMs?: number;
   /**
    * How often an idle worker asks for new jobs.
    * @default 2_000
@@ -95,7 +106,7 @@ export interface PgBossDeliveryQueue extends DeliveryQueue {
    * `enqueue`, optionally inside your transaction: pass the `pg` client that ran `BEGIN` as `db` and
    * the job exists only if that transaction commits (pg-boss's `db` option of `send`).
    */
-  enqueue(job: QueuedDelivery, options?: { db?: PgQueryable }): Promise<{ duplicate: boolean }>;
+  enqueue(job: QueuedDelivery, options?: { db?: PgTextQueryable }): Promise<{ duplicate: boolean }>;
   /** The PgBoss instance (yours, or the one made from `connectionString`), started. */
   boss(): Promise<PgBoss>;
 }
@@ -116,9 +127,10 @@ function quoteIdent(identifier: string): string {
  *
  * @example
  * const queue = pgBossQueue({ connectionString: process.env.DATABASE_URL });
- * const receiver = createReceiver({ secret, store: postgresStore({ pool }), queue });
+ * const receiver = createReceiver({ secret, store: postgresStore({ client: pool }), queue });
  */
 export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
+  refuseRenamedOptions('pgBossQueue', options, { retryDelaySeconds: 'retryDelayMs', expireInSeconds: 'expireInMs' });
   if ((options.boss === undefined) === (options.connectionString === undefined)) {
     throw new TypeError('pgBossQueue: pass exactly one of `boss` (your started PgBoss) or `connectionString`');
   }
@@ -131,9 +143,9 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
   const onError = options.onError ?? ((error: Error) => console.error(`hookline pg-boss queue "${name}": ${error.message}`));
   const jobOptions = {
     retryLimit: attempts - 1,
-    retryDelay: options.retryDelaySeconds ?? 10,
+    retryDelay: wholeSeconds('retryDelayMs', options.retryDelayMs ?? 10_000),
     retryBackoff: options.retryBackoff ?? true,
-    ...(options.expireInSeconds === undefined ? {} : { expireInSeconds: options.expireInSeconds }),
+    ...(options.expireInMs === undefined ? {} : { expireInSeconds: Math.max(1, wholeSeconds('expireInMs', options.expireInMs)) }),
   };
   const quotedSchema = quoteIdent(schema);
   const table = `${quotedSchema}.job`;

@@ -1,4 +1,4 @@
-// ensureSchema() and schemaSql() for a table and schema of one's own: the tables, the indexes named
+// setup() and schemaSql() for a table and schema of one's own: the tables, the indexes named
 // after the table, the schema created only when asked for, and a store that then works in them.
 import { randomUUID } from 'node:crypto';
 import { requireServer } from '@hookline/testing';
@@ -47,7 +47,7 @@ describe('schemaSql', () => {
   });
 });
 
-describe.skipIf(!server.reachable)('ensureSchema', () => {
+describe.skipIf(!server.reachable)('setup', () => {
   const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
   afterAll(async () => {
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -55,9 +55,9 @@ describe.skipIf(!server.reachable)('ensureSchema', () => {
   });
 
   it('creates the schema, both tables and their indexes, and the store then keeps records and versions there', async () => {
-    const store = postgresStore({ pool: admin, schema, table: 'deliveries' });
-    await store.ensureSchema();
-    await store.ensureSchema(); // again: nothing fails
+    const store = postgresStore({ client: admin, schema, table: 'deliveries' });
+    await store.setup();
+    await store.setup(); // again: nothing fails
     const tables = await admin.query('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename', [schema]);
     expect(tables.rows.map((r: { tablename: string }) => r.tablename)).toEqual(['deliveries', 'deliveries_versions']);
     const indexes = await admin.query('SELECT indexname FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname', [schema]);

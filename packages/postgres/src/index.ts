@@ -3,4 +3,4 @@ export { postgresStore, type PostgresStore, type PostgresStoreOptions } from './
 // Its schema, for migrations you run yourself
 export { SCHEMA_SQL, DEFAULT_TABLE, schemaSql, type TableLocation } from './schema';
 // The pool shape it accepts (structural: a pg Pool fits without a cast)
-export type { PgQueryable } from './pg-pool';
+export type { PgPoolLike } from './pg-pool';

@@ -59,16 +59,20 @@ describe('schema', () => {
 
   it('refuses table and schema names that are not plain identifiers', () => {
     expect(() => schemaSql({ table: 'x"; DROP TABLE y; --' })).toThrow(/plain identifier/);
-    expect(() => postgresStore({ pool: newPool(), schema: 'a.b' })).toThrow(/schema/);
+    expect(() => postgresStore({ client: newPool(), schema: 'a.b' })).toThrow(/schema/);
+  });
+
+  it('names the new option when given an old one', () => {
+    expect(() => postgresStore({ pool: {} } as never)).toThrow(new TypeError('postgresStore: `pool` is now `client`'));
   });
 });
 
 describe.skipIf(!server.reachable)('postgresStore', () => {
   const admin = newPool();
   beforeAll(async () => {
-    // Several processes starting together all call ensureSchema().
+    // Several processes starting together all call setup().
     const pools = Array.from({ length: 4 }, newPool);
-    await Promise.all(pools.map((pool) => postgresStore({ pool, schema }).ensureSchema()));
+    await Promise.all(pools.map((pool) => postgresStore({ client: pool, schema }).setup()));
     await Promise.all(pools.map((pool) => pool.end()));
   });
   afterAll(async () => {
@@ -82,7 +86,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
       const pool = newPool();
       let ended = false;
       return {
-        store: postgresStore({ pool, schema }),
+        store: postgresStore({ client: pool, schema }),
         breakBackend: async () => {
           ended = true;
           await pool.end();
@@ -99,7 +103,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
     const pool = newPool();
     let ended = false;
     return {
-      store: alwaysBatched(postgresStore({ pool, schema })),
+      store: alwaysBatched(postgresStore({ client: pool, schema })),
       breakBackend: async () => {
         ended = true;
         await pool.end();
@@ -116,7 +120,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
       const pool = newPool();
       let ended = false;
       return {
-        store: postgresStore({ pool, schema, preparedStatements: false }),
+        store: postgresStore({ client: pool, schema, preparedStatements: false }),
         breakBackend: async () => {
           ended = true;
           await pool.end();
@@ -132,7 +136,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
   describe('batches', () => {
     it('sends claims and completions that arrive together in fewer statements, each answered as its own', async () => {
       const counting = countingPool(newPool());
-      const store = postgresStore({ pool: counting.pool, schema });
+      const store = postgresStore({ client: counting.pool, schema });
       try {
         const keys = Array.from({ length: 200 }, (_, i) => `batch:${i}:wdl_${randomUUID()}`);
         const tokens = keys.map(() => randomUUID());
@@ -153,7 +157,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
 
     it('answers two claims of one key sent together one after the other: one acquires', async () => {
       const pool = newPool();
-      const store = postgresStore({ pool, schema });
+      const store = postgresStore({ client: pool, schema });
       try {
         const key = `twice:wdl_${randomUUID()}`;
         const results = await Promise.all(Array.from({ length: 6 }, () => store.claim(key, randomUUID(), 60_000)));
@@ -166,7 +170,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
 
     it('fails only the operation whose key the database refuses, not the others in its batch', async () => {
       const pool = newPool();
-      const store = postgresStore({ pool, schema });
+      const store = postgresStore({ client: pool, schema });
       try {
         const good = Array.from({ length: 5 }, () => `good:wdl_${randomUUID()}`);
         // PostgreSQL text cannot hold U+0000: a data exception for that row alone.
@@ -184,7 +188,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
 
     it('never deadlocks: two processes claim and complete the same keys in opposite orders at once', async () => {
       const pools = [newPool(), newPool()];
-      const [a, b] = pools.map((pool) => postgresStore({ pool, schema })) as [PostgresStore, PostgresStore];
+      const [a, b] = pools.map((pool) => postgresStore({ client: pool, schema })) as [PostgresStore, PostgresStore];
       try {
         for (let round = 0; round < 10; round++) {
           const keys = Array.from({ length: 30 }, (_, i) => `order:${round}:${i}:wdl_${randomUUID()}`);
@@ -204,8 +208,8 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
     });
 
     it('refuses batch sizes and concurrency that are not positive integers', () => {
-      expect(() => postgresStore({ pool: admin, maxBatchSize: 0 })).toThrow(/maxBatchSize/);
-      expect(() => postgresStore({ pool: admin, batchConcurrency: 1.5 })).toThrow(/batchConcurrency/);
+      expect(() => postgresStore({ client: admin, maxBatchSize: 0 })).toThrow(/maxBatchSize/);
+      expect(() => postgresStore({ client: admin, batchConcurrency: 1.5 })).toThrow(/batchConcurrency/);
     });
   });
 
@@ -219,7 +223,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
   describe('keys the database refuses', () => {
     it('refuses U+0000, a lone surrogate and an over-long key with a StoreDataError, alone and in batches', async () => {
       const pool = newPool();
-      const store = postgresStore({ pool, schema });
+      const store = postgresStore({ client: pool, schema });
       try {
         const id = `refused:wdl_${randomUUID()}`;
         // 22021 (text cannot hold U+0000), a lone surrogate (checked before pg encodes it lossily),
@@ -253,7 +257,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
   describe('lock waits', () => {
     it('fails a claim blocked by another transaction holding the row lock after lockTimeoutMs, not as a data error; a completion waits', async () => {
       const pool = newPool();
-      const store = postgresStore({ pool, schema, lockTimeoutMs: 300 });
+      const store = postgresStore({ client: pool, schema, lockTimeoutMs: 300 });
       const holder = await admin.connect();
       try {
         const key = `locked:wdl_${randomUUID()}`;
@@ -291,21 +295,21 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
     });
 
     it('refuses a lockTimeoutMs that is not a whole number of milliseconds', () => {
-      expect(() => postgresStore({ pool: admin, lockTimeoutMs: 1.5 })).toThrow(/lockTimeoutMs/);
-      expect(() => postgresStore({ pool: admin, lockTimeoutMs: -1 })).toThrow(/lockTimeoutMs/);
+      expect(() => postgresStore({ client: admin, lockTimeoutMs: 1.5 })).toThrow(/lockTimeoutMs/);
+      expect(() => postgresStore({ client: admin, lockTimeoutMs: -1 })).toThrow(/lockTimeoutMs/);
     });
   });
 
   it('creates the table, the index on purge_at and the schema only when absent', async () => {
-    const store = postgresStore({ pool: admin, schema });
-    await store.ensureSchema(); // a second time: nothing happens, nothing fails
+    const store = postgresStore({ client: admin, schema });
+    await store.setup(); // a second time: nothing happens, nothing fails
     const indexes = await admin.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1`, [schema]);
     expect(indexes.rows.map((r: { indexdef: string }) => r.indexdef).join('\n')).toMatch(/USING btree \(purge_at\)/);
     expect(store.table).toBe(`"${schema}"."hookline_idempotency"`);
   });
 
   it('keeps expiry on the database clock (statement_timestamp), as rows show', async () => {
-    const store = postgresStore({ pool: admin, schema });
+    const store = postgresStore({ client: admin, schema });
     const key = `clock:wdl_${randomUUID()}`;
     const token = randomUUID();
     await store.claim(key, token, 45_000);
@@ -319,8 +323,8 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
   });
 
   it('prune() deletes only the rows nothing needs any more', async () => {
-    const store = postgresStore({ pool: admin, schema, table: 'prune_test', keepMs: 150 });
-    await store.ensureSchema();
+    const store = postgresStore({ client: admin, schema, table: 'prune_test', keepMs: 150 });
+    await store.setup();
     const t = () => randomUUID();
     const live = t();
     await store.claim('live', live, 60_000); // live lease: kept
@@ -342,7 +346,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
 
   it('always answers exactly one state per claim, with takeovers, releases and prune racing', async () => {
     const pools = [newPool(), newPool()];
-    const stores = pools.map((pool) => postgresStore({ pool, schema, keepMs: 50 }));
+    const stores = pools.map((pool) => postgresStore({ client: pool, schema, keepMs: 50 }));
     try {
       const keys = Array.from({ length: 8 }, () => `storm:wdl_${randomUUID()}`);
       for (let round = 0; round < 4; round++) {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { batchQueue, DEFAULT_RETENTION_MS, positiveMs } from '@hookline/core/adapter';
+import { batchQueue, DEFAULT_RETENTION_MS, positiveMs, refuseRenamedOptions } from '@hookline/core/adapter';
 import { asStoreDataError, checkKey, isDataException } from './data-errors';
-import type { PgQueryable } from './pg-pool';
+import type { PgPoolLike } from './pg-pool';
 import { qualifiedTable, qualifiedVersionsTable, schemaSql, type TableLocation } from './schema';
 import { statements } from './statements';
 import { lendsConnections, pgTransaction } from './transaction';
@@ -11,7 +11,7 @@ import { versionRecords } from './versions';
 /** Options of `postgresStore()`. */
 export interface PostgresStoreOptions extends TableLocation {
   /** A `pg` Pool (preferably) or Client. The store never ends it. */
-  pool: PgQueryable;
+  client: PgPoolLike;
   /**
    * How long a lease or released row outlives its lease, so a later claim's `attempt` keeps counting
    * (the service's last retry comes about 31 h after the first). `prune()` deletes it afterwards.
@@ -55,7 +55,7 @@ export interface PostgresStore extends IdempotencyStore {
   /** `"schema"."table"` as used in every statement. */
   readonly table: string;
   /** Creates the schema, table and index if they are absent (safe to run from every process at start-up). */
-  ensureSchema(): Promise<void>;
+  setup(): Promise<void>;
   /** Deletes the rows nothing needs any more (see `keepMs`); resolves how many. Run it from a cron or timer. */
   prune(): Promise<number>;
   /** Ordering guards' version records, in `<table>_versions` (versions.ts). */
@@ -104,12 +104,13 @@ interface Operation {
  * import { createReceiver } from '@hookline/core';
  * import { postgresStore } from '@hookline/postgres';
  *
- * const store = postgresStore({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL }) });
- * await store.ensureSchema();
+ * const store = postgresStore({ client: new pg.Pool({ connectionString: process.env.DATABASE_URL }) });
+ * await store.setup();
  * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store });
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
-  const { pool } = options;
+  refuseRenamedOptions('postgresStore', options, { pool: 'client' });
+  const { client: pool } = options;
   const table = qualifiedTable(options);
   const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);
   const maxSize = count('maxBatchSize', options.maxBatchSize ?? 100);
@@ -204,7 +205,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const result = await one(pool.query({ ...q.extend, values: [checkKey(key), token, ms('leaseMs', leaseMs), keep] }));
       return result.rowCount === 1;
     },
-    async ensureSchema() {
+    async setup() {
       // One simple-protocol query = one implicit transaction; the advisory lock serialises processes
       // starting together (concurrent CREATE … IF NOT EXISTS can otherwise fail on the catalog).
       await pool.query({

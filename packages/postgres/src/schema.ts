@@ -42,7 +42,7 @@ export function qualifiedTable(location: TableLocation = {}): string {
 }
 
 /**
- * The DDL of the store's table, for migrations you run yourself; `store.ensureSchema()` runs the same.
+ * The DDL of the store's table, for migrations you run yourself; `store.setup()` runs the same.
  * One row per delivery key:
  * - `state`: `l` a lease held by `token` until `expires_at`; `r` released at `expires_at`; `c` completed,
  *   retained until `expires_at`;

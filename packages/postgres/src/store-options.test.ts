@@ -42,7 +42,7 @@ function loggingPool(max = 4) {
 
 describe.skipIf(!server.reachable)('postgresStore options', () => {
   const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
-  beforeAll(() => postgresStore({ pool: admin, schema }).ensureSchema());
+  beforeAll(() => postgresStore({ client: admin, schema }).setup());
   afterAll(async () => {
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
@@ -50,7 +50,7 @@ describe.skipIf(!server.reachable)('postgresStore options', () => {
 
   it('with maxBatchSize 1, sends each claim and completion as a statement of its own, answered as its own', async () => {
     const { pool, sent } = loggingPool();
-    const store = postgresStore({ pool, schema, maxBatchSize: 1 });
+    const store = postgresStore({ client: pool, schema, maxBatchSize: 1 });
     try {
       const keys = Array.from({ length: 6 }, (_, i) => `one-by-one:${i}:wdl_${randomUUID()}`);
       const tokens = keys.map(() => randomUUID());
@@ -70,7 +70,7 @@ describe.skipIf(!server.reachable)('postgresStore options', () => {
 
   it("with lockTimeoutMs 0, claims alone and in batches run under the server's own lock_timeout", async () => {
     const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
-    const store = postgresStore({ pool, schema, lockTimeoutMs: 0 });
+    const store = postgresStore({ client: pool, schema, lockTimeoutMs: 0 });
     try {
       const alone = `no-bound:wdl_${randomUUID()}`;
       const token = randomUUID();
@@ -89,11 +89,11 @@ describe.skipIf(!server.reachable)('postgresStore options', () => {
     const { pool, sent } = loggingPool();
     try {
       for (const keepMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '1000' as unknown as number]) {
-        expect(() => postgresStore({ pool, schema, keepMs })).toThrow(
+        expect(() => postgresStore({ client: pool, schema, keepMs })).toThrow(
           new RangeError(`postgresStore: keepMs must be a positive number of milliseconds, got ${keepMs}`),
         );
       }
-      const store = postgresStore({ pool, schema });
+      const store = postgresStore({ client: pool, schema });
       for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '1000' as unknown as number]) {
         await expect(store.claim(`refused:wdl_${randomUUID()}`, 't', bad)).rejects.toThrow(
           `postgresStore: leaseMs must be a positive number of milliseconds, got ${bad}`,
@@ -106,8 +106,8 @@ describe.skipIf(!server.reachable)('postgresStore options', () => {
         );
       }
       expect(sent).toEqual([]);
-      expect(() => postgresStore({ pool, schema, maxBatchSize: 1 })).not.toThrow();
-      expect(() => postgresStore({ pool, schema, batchConcurrency: 0 })).toThrow(
+      expect(() => postgresStore({ client: pool, schema, maxBatchSize: 1 })).not.toThrow();
+      expect(() => postgresStore({ client: pool, schema, batchConcurrency: 0 })).toThrow(
         new RangeError('postgresStore: batchConcurrency must be a positive integer, got 0'),
       );
     } finally {
@@ -120,7 +120,7 @@ describe.skipIf(!server.reachable)('postgresStore options', () => {
       // One connection, so the statements the store ran are the ones this session holds.
       const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
       try {
-        const store = postgresStore({ pool, schema, ...(preparedStatements === undefined ? {} : { preparedStatements }) });
+        const store = postgresStore({ client: pool, schema, ...(preparedStatements === undefined ? {} : { preparedStatements }) });
         const key = `prepared:wdl_${randomUUID()}`;
         const token = randomUUID();
         await store.claim(key, token, LONG_MS);
@@ -148,7 +148,7 @@ describe.skipIf(!server.reachable)('postgresStore options', () => {
 
   it('never runs more claim statements at once than batchConcurrency, nor more keys in one than maxBatchSize', async () => {
     const { pool, batches, mostAtOnce } = loggingPool(8);
-    const store = postgresStore({ pool, schema, maxBatchSize: 5, batchConcurrency: 1 });
+    const store = postgresStore({ client: pool, schema, maxBatchSize: 5, batchConcurrency: 1 });
     try {
       const keys = Array.from({ length: 40 }, (_, i) => `capped:${i}:wdl_${randomUUID()}`);
       const claims = await Promise.all(keys.map((key) => store.claim(key, randomUUID(), LONG_MS)));
@@ -164,7 +164,7 @@ describe.skipIf(!server.reachable)('postgresStore options', () => {
   it("with lockTimeoutMs 0, a claim blocked by a row lock gives up after the server's own lock_timeout", async () => {
     // The sessions' lock_timeout is set on the connection, as a server or role setting would be.
     const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2, options: '-c lock_timeout=200' });
-    const store = postgresStore({ pool, schema, lockTimeoutMs: 0 });
+    const store = postgresStore({ client: pool, schema, lockTimeoutMs: 0 });
     const holder = await admin.connect();
     try {
       const key = `server-bound:wdl_${randomUUID()}`;

@@ -86,7 +86,7 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
   // the test that uses it, under mutation testing too.
   let store: ReturnType<typeof postgresStore>;
   beforeEach(() => {
-    store = postgresStore({ pool, schema });
+    store = postgresStore({ client: pool, schema });
   });
   // A unique constraint checked only at COMMIT: a duplicate inserted by the work fails the COMMIT itself.
   const deferred = `"${schema}".deferred`;
@@ -94,7 +94,7 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
     ((await pool.query(`SELECT count(*)::int AS n FROM ${deferred} WHERE id = $1`, [id])).rows[0] as { n: number }).n;
 
   beforeAll(async () => {
-    await postgresStore({ pool, schema }).ensureSchema();
+    await postgresStore({ client: pool, schema }).setup();
     await pool.query(`CREATE TABLE ${deferred} (id text, CONSTRAINT deferred_id UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)`);
   });
   afterAll(async () => {
@@ -154,9 +154,9 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
   });
 
   it('is offered with a pg Pool, and not with a Client or anything else that does not count its connections', async () => {
-    expect(typeof postgresStore({ pool, schema }).transaction).toBe('function');
+    expect(typeof postgresStore({ client: pool, schema }).transaction).toBe('function');
     const client = new pg.Client({ connectionString: DATABASE_URL });
-    expect(postgresStore({ pool: client, schema }).transaction).toBeUndefined();
+    expect(postgresStore({ client: client, schema }).transaction).toBeUndefined();
     const query = pool.query.bind(pool) as typeof pool.query;
     const connect = pool.connect.bind(pool);
     const lookalikes = [
@@ -165,8 +165,8 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
       { query, connect, totalCount: 1 },
       { query, connect: 'connect', totalCount: 1, idleCount: 1 },
     ];
-    for (const lookalike of lookalikes) expect(postgresStore({ pool: lookalike as never, schema }).transaction).toBeUndefined();
-    expect(typeof postgresStore({ pool: { query, connect, totalCount: 0, idleCount: 0 } as never, schema }).transaction).toBe('function');
+    for (const lookalike of lookalikes) expect(postgresStore({ client: lookalike as never, schema }).transaction).toBeUndefined();
+    expect(typeof postgresStore({ client: { query, connect, totalCount: 0, idleCount: 0 } as never, schema }).transaction).toBe('function');
   });
 
   it("rejects with the server's error when it refuses BEGIN, runs nothing, and gives the sound connection back", async () => {
@@ -183,7 +183,7 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
       const { key, token } = completion;
       let ran = false;
       const failure = await rejectionOf(
-        postgresStore({ pool: lending, schema }).transaction!(async () => {
+        postgresStore({ client: lending, schema }).transaction!(async () => {
           ran = true;
         }, completion),
       );
@@ -229,7 +229,7 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
   it('leaves no listener behind on a connection it gives back, however many transactions it lends', async () => {
     const single = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
     try {
-      const lending = postgresStore({ pool: single, schema });
+      const lending = postgresStore({ client: single, schema });
       const listeners: number[] = [];
       for (let i = 0; i < 12; i++) {
         const completion = await leased(lending, 'tx-listeners');
@@ -255,7 +255,7 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
       const { key, token } = completion;
       let ran = false;
       const failure = await rejectionOf(
-        postgresStore({ pool: silent, schema }).transaction!(async () => {
+        postgresStore({ client: silent, schema }).transaction!(async () => {
           ran = true;
         }, completion),
       );
@@ -278,7 +278,7 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() when the databa
       const { key, token } = completion;
       const thrown = new Error('the handler failed after its insert');
       const failure = await rejectionOf(
-        postgresStore({ pool: silent, schema }).transaction!(async (tx) => {
+        postgresStore({ client: silent, schema }).transaction!(async (tx) => {
           await (tx as pg.PoolClient).query(`INSERT INTO ${deferred} (id) VALUES ($1)`, [key]);
           throw thrown;
         }, completion),

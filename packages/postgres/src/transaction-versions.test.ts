@@ -13,11 +13,11 @@ const server = await requireServer('PostgreSQL', DATABASE_URL);
 const schema = `hookline_txv_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
 describe.skipIf(!server.reachable)('postgresStore: transaction() with a version advance', () => {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
-  const store = postgresStore({ pool, schema });
+  const store = postgresStore({ client: pool, schema });
   const rows = `"${schema}".rows`;
 
   beforeAll(async () => {
-    await store.ensureSchema();
+    await store.setup();
     await pool.query(`CREATE TABLE ${rows} (id text PRIMARY KEY)`);
   });
   afterAll(async () => {
@@ -40,13 +40,13 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() with a version 
           };
         },
       });
-      return { store: postgresStore({ pool: counting, schema }), borrowed: () => borrowed };
+      return { store: postgresStore({ client: counting, schema }), borrowed: () => borrowed };
     },
     killingBefore(isStatement) {
       const lending = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
       const killing = killingBefore(lending, pool, isStatement);
       return {
-        store: postgresStore({ pool: killing.pool, schema }),
+        store: postgresStore({ client: killing.pool, schema }),
         killed: killing.killed,
         close: () => lending.end(),
         check: () => expect(lending.totalCount).toBe(0), // the dead connection was discarded

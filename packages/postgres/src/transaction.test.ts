@@ -28,14 +28,14 @@ function signed(event: string, data: Record<string, unknown>, deliveryId = `wdl_
 
 describe.skipIf(!server.reachable)('postgresStore: transaction() and version records', () => {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
-  const store = postgresStore({ pool, schema });
+  const store = postgresStore({ client: pool, schema });
   const rows = `"${schema}".rows`;
   const key = (label: string) => `tx:${label}:wdl_${randomUUID().replaceAll('-', '')}`;
   const rowsOf = async (id: string) =>
     ((await pool.query(`SELECT count(*)::int AS n FROM ${rows} WHERE id = $1`, [id])).rows[0] as { n: number }).n;
 
   beforeAll(async () => {
-    await store.ensureSchema();
+    await store.setup();
     await pool.query(`CREATE TABLE ${rows} (id text PRIMARY KEY)`);
   });
   afterAll(async () => {
@@ -124,7 +124,7 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() and version rec
 
   it('is offered with a pg Pool only: a lone Client has no connection to lend', async () => {
     const client = new pg.Client({ connectionString: DATABASE_URL });
-    expect(postgresStore({ pool: client }).transaction).toBeUndefined();
+    expect(postgresStore({ client: client }).transaction).toBeUndefined();
     expect(typeof store.transaction).toBe('function');
   });
 
@@ -185,7 +185,7 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() and version rec
     try {
       await pool.query(`CREATE TABLE "${old}".hookline_idempotency (key text PRIMARY KEY, state "char" NOT NULL, token text,
         attempt integer NOT NULL, expires_at timestamptz NOT NULL, purge_at timestamptz NOT NULL)`);
-      expect(await postgresStore({ pool, schema: old }).prune()).toBe(0);
+      expect(await postgresStore({ client: pool, schema: old }).prune()).toBe(0);
     } finally {
       await pool.query(`DROP SCHEMA "${old}" CASCADE`);
     }

@@ -19,8 +19,8 @@ describe.skipIf(!server.reachable)('postgresStore version records', () => {
   });
 
   it('refuses a version that is not a finite number and a retention that is not positive, writing nothing', async () => {
-    const store = postgresStore({ pool, schema });
-    await store.ensureSchema();
+    const store = postgresStore({ client: pool, schema });
+    await store.setup();
     const key = `version:wdl_${randomUUID()}`;
     for (const [version, shown] of [
       [Number.NaN, 'NaN'],
@@ -45,7 +45,7 @@ describe.skipIf(!server.reachable)('postgresStore version records', () => {
   });
 
   it('refuses a key the database cannot hold with a StoreDataError, on read and advance', async () => {
-    const store = postgresStore({ pool, schema });
+    const store = postgresStore({ client: pool, schema });
     const key = `version:wdl_${randomUUID()}\u0000`;
     const read = await store.readVersion(key).then(
       () => undefined,
@@ -63,7 +63,7 @@ describe.skipIf(!server.reachable)('postgresStore version records', () => {
   });
 
   it('refuses a key holding a lone surrogate before it reaches the database, naming the key', async () => {
-    const store = postgresStore({ pool, schema });
+    const store = postgresStore({ client: pool, schema });
     const key = 'version:\ud800';
     await expect(store.readVersion(key)).rejects.toThrow(
       `postgresStore: the key ${JSON.stringify(key)} is not well-formed Unicode (a lone surrogate); it would be stored lossily`,
@@ -74,7 +74,7 @@ describe.skipIf(!server.reachable)('postgresStore version records', () => {
     const odd = `${schema}_odd`;
     await pool.query(`CREATE SCHEMA "${odd}"`);
     try {
-      const store = postgresStore({ pool, schema: odd });
+      const store = postgresStore({ client: pool, schema: odd });
       await pool.query(`CREATE TABLE "${odd}".hookline_idempotency (key text PRIMARY KEY, state "char" NOT NULL, token text,
         attempt integer NOT NULL, expires_at timestamptz NOT NULL, purge_at timestamptz NOT NULL)`);
       // A version table without expires_at: the prune statement fails with undefined_column (42703).

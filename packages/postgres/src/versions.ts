@@ -1,9 +1,9 @@
 // Version records for ordering guards (`receiver.on(…, { order })`), in a table of their own beside the
-// store's (`<table>_versions`, created by schemaSql/ensureSchema): one row per resource and guarded
+// store's (`<table>_versions`, created by schemaSql/setup): one row per resource and guarded
 // handler, holding the highest version processed, kept until `expires_at` on the database clock.
 import { checkVersion, positiveMs } from '@hookline/core/adapter';
 import { asStoreDataError, checkKey } from './data-errors';
-import type { PgQueryable } from './pg-pool';
+import type { PgPoolLike } from './pg-pool';
 
 const NOW = 'statement_timestamp()';
 
@@ -42,7 +42,7 @@ RETURNING 1`,
 
 /** `readVersion`, `advanceVersion` and the version table's share of `prune()`. */
 export function versionRecords(
-  pool: PgQueryable,
+  pool: PgPoolLike,
   table: () => string,
   named: (kind: string, text: string) => { name?: string; text: string },
 ) {

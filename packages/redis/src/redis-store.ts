@@ -27,6 +27,12 @@ export interface RedisStoreOptions {
   keepMs?: number;
 }
 
+/** A Redis store: Redis expires its keys, so there is nothing to set up, prune or close. */
+export interface RedisStore extends IdempotencyStore {
+  readVersion(key: string): Promise<number | undefined>;
+  advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
+}
+
 const SCRIPTS = {
   claim: loadScript(CLAIM),
   complete: loadScript(COMPLETE),
@@ -63,7 +69,7 @@ function claimResult(reply: unknown): ClaimResult {
  * const client = await createClient({ url: process.env.REDIS_URL }).connect();
  * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store: redisStore({ client }) });
  */
-export function redisStore(options: RedisStoreOptions): IdempotencyStore {
+export function redisStore(options: RedisStoreOptions): RedisStore {
   const run = scriptRunner(options.client);
   const prefix = checkPrefix(options.prefix ?? '');
   const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);

@@ -45,20 +45,21 @@ describe('schema', () => {
     expect(() => schemaSql('x"; DROP TABLE y; --')).toThrow(/plain identifier/);
     const db = drivers[0]!.open(':memory:');
     try {
-      expect(() => sqliteStore({ database: db, table: 'a.b' })).toThrow(/plain identifier/);
+      expect(() => sqliteStore({ client: db, table: 'a.b' })).toThrow(/plain identifier/);
     } finally {
       db.close();
     }
   });
 
-  it('takes either filename or database, and says which Node has node:sqlite', async () => {
+  it('takes either filename or client, and says which Node has node:sqlite', async () => {
     expect(() => sqliteStore({})).toThrow(/either `filename`/);
+    expect(() => sqliteStore({ database: {} } as never)).toThrow(new TypeError('sqliteStore: `database` is now `client`'));
     if (nodeSqlite === undefined) {
       expect(() => sqliteStore({ filename: file() })).toThrow(/has no node:sqlite.*better-sqlite3/);
     } else {
       const store = sqliteStore({ filename: file() });
       expect(await store.claim('k', 't', 1_000)).toEqual({ state: 'acquired', attempt: 1 });
-      store.close();
+      await store.close();
     }
   });
 });
@@ -73,7 +74,7 @@ for (const driver of drivers) {
         const db = driver.open(path);
         let closed = false;
         return {
-          store: sqliteStore({ database: db, pruneEveryMs: 0 }),
+          store: sqliteStore({ client: db, pruneEveryMs: 0 }),
           breakBackend: () => {
             closed = true;
             db.close();
@@ -89,11 +90,11 @@ for (const driver of drivers) {
     it('puts the file in WAL mode, synchronous NORMAL unless asked for FULL, with the busy timeout asked for', () => {
       const db = driver.open(path);
       try {
-        sqliteStore({ database: db, busyTimeoutMs: 1_234, pruneEveryMs: 0 });
+        sqliteStore({ client: db, busyTimeoutMs: 1_234, pruneEveryMs: 0 });
         expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
         expect(Object.values(db.prepare('PRAGMA busy_timeout').get() as object)).toEqual([1_234]);
         expect(db.prepare('PRAGMA synchronous').get()).toEqual({ synchronous: 1 }); // NORMAL
-        sqliteStore({ database: db, synchronous: 'full', pruneEveryMs: 0 });
+        sqliteStore({ client: db, synchronous: 'full', pruneEveryMs: 0 });
         expect(db.prepare('PRAGMA synchronous').get()).toEqual({ synchronous: 2 });
       } finally {
         db.close();
@@ -102,7 +103,7 @@ for (const driver of drivers) {
 
     it('keeps every record across a restart: a completion is still a duplicate, a lease still held', async () => {
       const first = driver.open(path);
-      const store = sqliteStore({ database: first, pruneEveryMs: 0 });
+      const store = sqliteStore({ client: first, pruneEveryMs: 0 });
       const [done, busy] = [`restart:wdl_${randomUUID()}`, `restart:wdl_${randomUUID()}`];
       expect(await store.claim(done, 'a', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
       expect(await store.complete(done, 'a', 60_000)).toBe(true);
@@ -110,7 +111,7 @@ for (const driver of drivers) {
       first.close();
       const second = driver.open(path);
       try {
-        const again = sqliteStore({ database: second, pruneEveryMs: 0 });
+        const again = sqliteStore({ client: second, pruneEveryMs: 0 });
         expect(await again.claim(done, 'c', 60_000)).toEqual({ state: 'completed' });
         expect(await again.claim(busy, 'c', 60_000)).toMatchObject({ state: 'in_progress' });
         expect(await again.complete(busy, 'b', 60_000)).toBe(true);
@@ -122,7 +123,7 @@ for (const driver of drivers) {
     it('lets an owner finish past its lease while no other claim took the key over; after one, never', async () => {
       const db = driver.open(path);
       try {
-        const store = sqliteStore({ database: db, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: db, pruneEveryMs: 0 });
         const [k1, k2] = [`late:wdl_${randomUUID()}`, `late:wdl_${randomUUID()}`];
         await store.claim(k1, 'slow', 1);
         await store.claim(k2, 'slow', 1);
@@ -142,7 +143,7 @@ for (const driver of drivers) {
     it('two connections to one file see each other at once: one claim wins, the other sees it', async () => {
       const [a, b] = [driver.open(path), driver.open(path)];
       try {
-        const [one, two] = [sqliteStore({ database: a, pruneEveryMs: 0 }), sqliteStore({ database: b, pruneEveryMs: 0 })];
+        const [one, two] = [sqliteStore({ client: a, pruneEveryMs: 0 }), sqliteStore({ client: b, pruneEveryMs: 0 })];
         const key = `shared:wdl_${randomUUID()}`;
         expect(await one.claim(key, 'x', 60_000)).toEqual({ state: 'acquired', attempt: 1 });
         expect(await two.claim(key, 'y', 60_000)).toMatchObject({ state: 'in_progress' });
@@ -157,7 +158,7 @@ for (const driver of drivers) {
     it('refuses a key with a lone surrogate (StoreDataError) instead of storing it as another key', async () => {
       const db = driver.open(path);
       try {
-        const store = sqliteStore({ database: db, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: db, pruneEveryMs: 0 });
         const error = await Promise.resolve(store.claim(`bad:\uD800:${randomUUID()}`, 't', 60_000)).catch((e: unknown) => e);
         expect(StoreDataError.is(error)).toBe(true);
         // A NUL is stored as itself: keys differing after it stay apart.
@@ -172,7 +173,7 @@ for (const driver of drivers) {
     it('prune() deletes only the rows nothing needs any more', async () => {
       const db = driver.open(file('prune'));
       try {
-        const store = sqliteStore({ database: db, table: 'prune_test', keepMs: 150, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: db, table: 'prune_test', keepMs: 150, pruneEveryMs: 0 });
         await store.claim('live', 'a', 60_000); // live lease: kept
         await store.claim('done-short', 'b', 50); // pruned at the later of lease + keepMs and its retention
         await store.complete('done-short', 'b', 100); // retention ends: pruned
@@ -181,7 +182,7 @@ for (const driver of drivers) {
         await store.claim('released', 'd', 60_000);
         await store.release('released', 'd'); // released, keepMs 150: pruned
         await new Promise((resolve) => setTimeout(resolve, 300));
-        expect(store.prune()).toBe(2);
+        expect(await store.prune()).toBe(2);
         expect(db.prepare('SELECT group_concat(key) AS keys FROM (SELECT key FROM prune_test ORDER BY key)').get()).toEqual({
           keys: 'done-long,live',
         });
@@ -257,7 +258,7 @@ for (const driver of drivers) {
       const db = driver.open(path);
       try {
         const { database, control } = instrumented(db);
-        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: database, pruneEveryMs: 0 });
         const [done, mixed] = keysOf('turn-alone', 2);
         expect(await store.claim(done!, 'd', 60_000)).toEqual(ACQUIRED);
         expect(await store.complete(done!, 'd', 60_000)).toBe(true);
@@ -296,7 +297,7 @@ for (const driver of drivers) {
     it('rejects every operation of a turn whose BEGIN found the file locked, and records none of them', async () => {
       const [db, other] = [driver.open(path), driver.open(path)];
       try {
-        const store = sqliteStore({ database: db, busyTimeoutMs: 20, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: db, busyTimeoutMs: 20, pruneEveryMs: 0 });
         const [held, fresh] = keysOf('begin-busy', 2);
         expect(await store.claim(held!, 't1', 60_000)).toEqual(ACQUIRED);
         other.exec('BEGIN EXCLUSIVE'); // another process writing, past the busy timeout
@@ -331,7 +332,7 @@ for (const driver of drivers) {
       const db = driver.open(path);
       try {
         const { database, control } = instrumented(db);
-        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: database, pruneEveryMs: 0 });
         const [held, fresh, done] = keysOf('commit-fails', 3);
         expect(await store.claim(held!, 't1', 60_000)).toEqual(ACQUIRED);
         expect(await store.claim(done!, 't1', 60_000)).toEqual(ACQUIRED);
@@ -363,7 +364,7 @@ for (const driver of drivers) {
       const db = driver.open(path);
       try {
         const { database, control } = instrumented(db);
-        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: database, pruneEveryMs: 0 });
         const [before, tooBig, after] = keysOf('data-error', 3);
         control.failClaimsOf.set(tooBig!, sqliteError('string or blob too big', 'SQLITE_TOOBIG'));
         const outcomes = await Promise.allSettled([
@@ -392,7 +393,7 @@ for (const driver of drivers) {
       const db = driver.open(path);
       try {
         const { database, control } = instrumented(db);
-        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: database, pruneEveryMs: 0 });
         const [before, full, after] = keysOf('disk-full', 3);
         control.failClaimsOf.set(full!, sqliteError('database or disk is full', 'SQLITE_FULL'));
         const outcomes = await Promise.allSettled([
@@ -418,7 +419,7 @@ for (const driver of drivers) {
       const db = driver.open(path);
       try {
         const { database, control } = instrumented(db);
-        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: database, pruneEveryMs: 0 });
         const keys = keysOf('app-transaction', 3);
         db.exec('BEGIN');
         expect(await Promise.all(keys.map((key) => store.claim(key, 't', 60_000)))).toEqual(keys.map(() => ACQUIRED));
@@ -435,10 +436,10 @@ for (const driver of drivers) {
       const db = driver.open(path);
       try {
         const { database, control } = instrumented(db);
-        const store = sqliteStore({ database, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: database, pruneEveryMs: 0 });
         const keys = keysOf('close', 3);
         const answers = Promise.all(keys.map((key) => store.claim(key, 't', 60_000)));
-        store.close();
+        await store.close();
         expect(control.commits).toBe(1);
         expect(committed(keys)).toEqual(keys.map((key) => ({ key, state: 'l', attempt: 1 })));
         db.exec('BEGIN');
@@ -451,7 +452,7 @@ for (const driver of drivers) {
 
     it('close() rejects what is queued when the database was closed under it, and does not throw', async () => {
       const db = driver.open(path);
-      const store = sqliteStore({ database: db, pruneEveryMs: 0 });
+      const store = sqliteStore({ client: db, pruneEveryMs: 0 });
       const keys = keysOf('closed-under', 3);
       const outcomes = Promise.allSettled(keys.map((key) => store.claim(key, 't', 60_000)));
       db.close();
@@ -474,7 +475,7 @@ describe('close() of a store that opened its file', () => {
     const path = file('owned');
     const store = sqliteStore({ filename: path, pruneEveryMs: 0 });
     const answers = Promise.all([store.claim('a', 't', 60_000), store.claim('b', 't', 60_000)]);
-    store.close();
+    await store.close();
     expect(await answers).toEqual([ACQUIRED, ACQUIRED]);
     await expect(store.claim('c', 't', 60_000)).rejects.toThrow(/store is closed/);
     const reader = new nodeSqlite.DatabaseSync(path);
@@ -487,10 +488,10 @@ describe('close() of a store that opened its file', () => {
 });
 
 describe('prune', () => {
-  it('walks the whole table in chunks, deleting only what nothing needs', () => {
+  it('walks the whole table in chunks, deleting only what nothing needs', async () => {
     const db = drivers[0]!.open(file('prune-chunks'));
     try {
-      const store = sqliteStore({ database: db, pruneEveryMs: 0 });
+      const store = sqliteStore({ client: db, pruneEveryMs: 0 });
       const now = Date.now();
       const insert = db.prepare(`INSERT INTO hookline_idempotency VALUES (?, 'c', NULL, 1, ?, ?)`);
       db.exec('BEGIN');
@@ -499,9 +500,9 @@ describe('prune', () => {
         insert.run(`hookline:wdl_${String(i).padStart(6, '0')}`, at, at);
       }
       db.exec('COMMIT');
-      expect(store.prune()).toBe(6_000);
+      expect(await store.prune()).toBe(6_000);
       expect(db.prepare('SELECT count(*) AS n FROM hookline_idempotency').get()).toEqual({ n: 6_000 });
-      expect(store.prune()).toBe(0);
+      expect(await store.prune()).toBe(0);
     } finally {
       db.close();
     }
@@ -514,7 +515,7 @@ describe('files', () => {
     const path = file('size');
     const db = driver.open(path);
     try {
-      const store = sqliteStore({ database: db, pruneEveryMs: 0 });
+      const store = sqliteStore({ client: db, pruneEveryMs: 0 });
       // All in one turn, then all completed in the next: the store writes them 64 to a commit.
       const keys = Array.from({ length: 5_000 }, () => `hookline:wdl_${randomUUID().replaceAll('-', '').slice(0, 24)}`);
       await Promise.all(keys.map((key) => store.claim(key, 'token', 30_000)));
@@ -538,7 +539,7 @@ for (const driver of drivers) {
         holder.exec('BEGIN EXCLUSIVE');
         let thrown: unknown;
         try {
-          sqliteStore({ database: other, busyTimeoutMs: 20, pruneEveryMs: 0 });
+          sqliteStore({ client: other, busyTimeoutMs: 20, pruneEveryMs: 0 });
         } catch (error) {
           thrown = error;
         }
@@ -571,7 +572,7 @@ for (const driver of drivers) {
         prepare: (sql: string) => db.prepare(sql),
       };
       try {
-        const store = sqliteStore({ database: flaky, busyTimeoutMs: 5_000, pruneEveryMs: 0 });
+        const store = sqliteStore({ client: flaky, busyTimeoutMs: 5_000, pruneEveryMs: 0 });
         expect(seen.filter((statement) => statement === 'PRAGMA journal_mode').length).toBe(4);
         expect(seen.filter((statement) => statement === 'CREATE TABLE').length).toBe(3);
         expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
@@ -595,7 +596,7 @@ for (const driver of drivers) {
         prepare: (sql: string) => db.prepare(sql),
       };
       try {
-        expect(() => sqliteStore({ database: failing, busyTimeoutMs: 5_000, pruneEveryMs: 0 })).toThrow('disk I/O error');
+        expect(() => sqliteStore({ client: failing, busyTimeoutMs: 5_000, pruneEveryMs: 0 })).toThrow('disk I/O error');
         expect(attempts).toBe(1);
       } finally {
         db.close();

@@ -1,22 +1,22 @@
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { DEFAULT_RETENTION_MS, positiveMs, StoreDataError, wellFormedKey } from '@hookline/core/adapter';
+import { DEFAULT_RETENTION_MS, positiveMs, refuseRenamedOptions, StoreDataError, wellFormedKey } from '@hookline/core/adapter';
 import { openNodeSqlite, type SqliteDatabaseLike, type SqliteStatementLike, type SqliteValue } from './database';
 import { DEFAULT_TABLE, quoteIdentifier, schemaSql } from './schema';
 import { statements } from './statements';
 import { versionRecords } from './versions';
 
-/** Options of `sqliteStore()`: a `filename` for node:sqlite, or a `database` you opened. */
+/** Options of `sqliteStore()`: a `filename` for node:sqlite, or a `client` (a database you opened). */
 export interface SqliteStoreOptions {
   /**
    * The database file, opened with `node:sqlite` (Node 22.13 and later). Every process that opens
-   * the same file shares the store. The store closes it in `close()`. Give this or `database`.
+   * the same file shares the store. The store closes it in `close()`. Give this or `client`.
    */
   filename?: string;
   /**
    * A database you opened: `node:sqlite`'s `DatabaseSync`, a `better-sqlite3` or libsql `Database`,
    * or `bun:sqlite`'s `Database`. The store never closes it. Give this or `filename`.
    */
-  database?: SqliteDatabaseLike;
+  client?: SqliteDatabaseLike;
   /**
    * The table's name (a plain identifier).
    * @default 'hookline_idempotency'
@@ -36,7 +36,7 @@ export interface SqliteStoreOptions {
    */
   busyTimeoutMs?: number;
   /**
-   * SQLite's `synchronous` setting, set on the connection (yours too, with `database`). `'normal'`
+   * SQLite's `synchronous` setting, set on the connection (yours too, with `client`). `'normal'`
    * (with WAL) survives any crash of the process; a power loss may roll back the last completions,
    * which the service's retries then run again. `'full'` survives a power loss too, at one fsync per
    * write (milliseconds each on most disks, against microseconds).
@@ -55,14 +55,14 @@ export interface SqliteStoreOptions {
 export interface SqliteStore extends IdempotencyStore {
   /** The quoted table name used in every statement. */
   readonly table: string;
-  /** Deletes the rows nothing needs any more (see `keepMs`), walking the table in chunks; returns how many. */
-  prune(): number;
+  /** Deletes the rows nothing needs any more (see `keepMs`), walking the table in chunks; resolves how many. */
+  prune(): Promise<number>;
   /**
    * Stops the prune timer, writes the operations still queued (each answered after its commit, or
    * rejected), and closes the database if the store opened it (`filename`); operations asked of it
    * afterwards are rejected.
    */
-  close(): void;
+  close(): Promise<void>;
 }
 
 const PRUNE_CHUNK = 5_000;
@@ -170,8 +170,9 @@ function execWhileBusy(db: Pick<SqliteDatabaseLike, 'exec'>, sql: string, timeou
  * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store });
  */
 export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
-  if ((options.filename === undefined) === (options.database === undefined)) {
-    throw new TypeError('sqliteStore: give either `filename` (opened with node:sqlite) or `database` (a database you opened)');
+  refuseRenamedOptions('sqliteStore', options, { database: 'client' });
+  if ((options.filename === undefined) === (options.client === undefined)) {
+    throw new TypeError('sqliteStore: give either `filename` (opened with node:sqlite) or `client` (a database you opened)');
   }
   const table = quoteIdentifier(options.table ?? DEFAULT_TABLE);
   const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);
@@ -183,7 +184,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 
   const owned = options.filename !== undefined ? openNodeSqlite(options.filename) : undefined;
-  const db: SqliteDatabaseLike = owned ?? (options.database as SqliteDatabaseLike);
+  const db: SqliteDatabaseLike = owned ?? (options.client as SqliteDatabaseLike);
   let sql: Record<keyof ReturnType<typeof statements>, SqliteStatementLike>;
   try {
     // busy_timeout first: the schema statements may have to wait for another process's writes.
@@ -412,8 +413,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }),
     readVersion: versions.readVersion,
     advanceVersion: versions.advanceVersion,
-    prune,
-    close() {
+    // Synchronous underneath (node:sqlite); a promise, as every store's prune() and close().
+    prune: async () => prune(),
+    async close() {
       if (timer !== undefined) clearInterval(timer);
       // What is queued is written before the database closes (or rejected, if it no longer can be).
       while (queue.length > 0) runBatch(nextBatch());

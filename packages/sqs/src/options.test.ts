@@ -13,7 +13,10 @@ describe('sqsQueue options', () => {
     expect(() => sqsQueue({ client: {} as never, queueUrl })).toThrow(/SQSClient/);
     expect(() => sqsQueue({ client, queueUrl: 'hookline' })).toThrow(/queue's URL/);
     expect(() => sqsQueue({ client, queueUrl, attempts: 0 })).toThrow(/attempts/);
-    expect(() => sqsQueue({ client, queueUrl, waitTimeSeconds: 21 })).toThrow(/at most 20/);
+    expect(() => sqsQueue({ client, queueUrl, waitTimeMs: 21_000 })).toThrow(/at most 20/);
+    expect(() => sqsQueue({ client, queueUrl, waitTimeSeconds: 1 } as never)).toThrow(
+      new TypeError('sqsQueue: `waitTimeSeconds` is now `waitTimeMs`'),
+    );
     expect(() => sqsQueue({ client, queueUrl, maxStalls: -1 })).toThrow(/maxStalls/);
     expect(() => sqsQueue({ client, queueUrl, backoff: { type: 'fixed', delayMs: Number.NaN } })).toThrow(/backoff/);
     expect(sqsQueue({ client, queueUrl }).name).toBe('sqs');

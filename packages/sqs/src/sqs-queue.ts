@@ -10,6 +10,7 @@ import {
   queuedDeliveryJson,
   type QueueJob,
   type QueueWorker,
+  refuseRenamedOptions,
   scopedDeliveryId,
 } from '@hookline/core/adapter';
 import { type ConsumerContext, MAX_DELAY_MS } from './consume';
@@ -86,16 +87,17 @@ export interface SqsQueueOptions {
    */
   keepDeadLettersMs?: number;
   /**
-   * The long poll of `work()`, in seconds (SQS's most is 20).
-   * @default 20
+   * The long poll of `work()`, in milliseconds (SQS's most is 20 s; rounded up to whole seconds).
+   * @default 20_000
    */
-  waitTimeSeconds?: number;
+  waitTimeMs?: number;
   /**
-   * The visibility timeout `work()` receives with, in seconds; without it, the queue's own. Keep it
+   * The visibility timeout `work()` receives with, in milliseconds (rounded up to whole seconds, as SQS
+   * counts); without it, the queue's own. Keep it
    * above the receiver's `maxRunMs`, or a job still running comes back to another worker (whose claim
    * makes it wait).
    */
-  visibilityTimeoutSeconds?: number;
+  visibilityTimeoutMs?: number;
   /**
    * The bound on each call to SQS (`enqueue`, sending a job's next message, each step of listing or
    * replaying dead letters): past it the call rejects, so the receiver answers 503 well inside the
@@ -152,11 +154,12 @@ function errorOf(error: unknown): Error {
  *
  * @example
  * const client = new SQSClient({});
- * const store = dynamoDbStore({ client: dynamo, tableName: 'hookline' });
+ * const store = dynamoDbStore({ client: dynamo, table: 'hookline' });
  * const queue = sqsQueue({ client, queueUrl: process.env.QUEUE_URL!, store });
  * const receiver = createReceiver({ secret, store, queue });
  */
 export function sqsQueue(options: SqsQueueOptions): SqsDeliveryQueue {
+  refuseRenamedOptions('sqsQueue', options, { waitTimeSeconds: 'waitTimeMs', visibilityTimeoutSeconds: 'visibilityTimeoutMs' });
   const { client, queueUrl } = options;
   if (typeof client?.send !== 'function') throw new TypeError('sqsQueue: client must be an SQSClient from @aws-sdk/client-sqs v3');
   if (typeof queueUrl !== 'string' || !/^https?:\/\/[^/]+\/.+/.test(queueUrl)) {
@@ -172,9 +175,12 @@ export function sqsQueue(options: SqsQueueOptions): SqsDeliveryQueue {
   positive('backoff.delayMs', backoff.delayMs);
   const maxStalls = positive('maxStalls', options.maxStalls ?? 5, true);
   const timeoutMs = positive('commandTimeoutMs', options.commandTimeoutMs ?? 5_000);
-  const waitTimeSeconds = positive('waitTimeSeconds', options.waitTimeSeconds ?? 20, true);
-  if (waitTimeSeconds > 20)
-    throw new RangeError(`sqsQueue: waitTimeSeconds must be at most 20 (SQS's longest poll), got ${waitTimeSeconds}`);
+  const waitTimeMs = positive('waitTimeMs', options.waitTimeMs ?? 20_000);
+  if (waitTimeMs > 20_000) throw new RangeError(`sqsQueue: waitTimeMs must be at most 20000 (SQS's longest poll), got ${waitTimeMs}`);
+  // SQS counts both in whole seconds.
+  const waitTimeSeconds = Math.ceil(waitTimeMs / 1000);
+  const visibilityTimeoutSeconds =
+    options.visibilityTimeoutMs === undefined ? undefined : Math.ceil(positive('visibilityTimeoutMs', options.visibilityTimeoutMs) / 1000);
   const onError = options.onError ?? ((error: Error) => console.error(`hookline sqs queue "${queueName}": ${error.message}`));
   const records: JobRecords | undefined =
     options.store === undefined
@@ -329,7 +335,7 @@ export function sqsQueue(options: SqsQueueOptions): SqsDeliveryQueue {
           queueUrl,
           context,
           waitTimeSeconds,
-          visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
+          visibilityTimeoutSeconds,
           timeoutMs,
           pauseMs: 1_000,
         },

@@ -52,7 +52,7 @@ const rejectionOf = (promise: Promise<unknown>): Promise<unknown> =>
  *
  * @example
  * describe('postgresStore: transaction() with a version advance', () => {
- *   beforeAll(() => store.ensureSchema());
+ *   beforeAll(() => store.setup());
  *   describeVersionedTransactions({ store, insert, rowsOf, counting, killingBefore });
  * });
  */
