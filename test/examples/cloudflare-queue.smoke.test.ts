@@ -5,16 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { createDelivery, createSignedPayload } from '@hookline/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectQueuedThenHandledOnce, post } from './support/answer-fast';
 import { EXAMPLE_SECRET, type RunningExample, startExample } from './support/run-example';
 
 const ADMIN_TOKEN = 'admin-token-for-the-smoke-test';
 const example = (file: string) => readFileSync(new URL(`../../examples/cloudflare-queue/${file}`, import.meta.url), 'utf8');
-
-async function post(url: string, payload: ReturnType<typeof createSignedPayload>) {
-  const body = typeof payload.body === 'string' ? payload.body : new Uint8Array(payload.body);
-  const response = await fetch(url, { method: 'POST', headers: payload.headers, body });
-  return { status: response.status, body: (await response.json()) as unknown };
-}
 
 describe('examples/cloudflare-queue', () => {
   let running: RunningExample;
@@ -28,14 +23,7 @@ describe('examples/cloudflare-queue', () => {
   });
 
   it('answers 202 queued before the handler ran, runs it once in the consumer Worker, and answers a repeat as a duplicate', async () => {
-    const payload = createSignedPayload(createDelivery('message.delivered'), EXAMPLE_SECRET);
-    const deliveryId = payload.headers['x-service-delivery-id'] as string;
-    expect(await post(running.url, payload)).toEqual({ status: 202, body: { ok: true, queued: true } });
-    // The handler takes 1.5 s: the answer came first.
-    expect(running.lines().filter((line) => line.deliveryId === deliveryId)).toEqual([]);
-    expect(await running.lineFor(deliveryId)).toEqual({ event: 'message.delivered', deliveryId });
-    expect(await post(running.url, payload)).toEqual({ status: 200, body: { ok: true, duplicate: true } });
-    expect(running.lines().filter((line) => line.deliveryId === deliveryId)).toHaveLength(1);
+    await expectQueuedThenHandledOnce(running);
   }, 30_000);
 
   it('refuses a tampered delivery with 401', async () => {

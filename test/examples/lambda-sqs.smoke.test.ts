@@ -2,11 +2,11 @@
 // Function URL stand-in, the worker function behind an event source mapping stand-in), against the
 // SQS test server: a signed delivery is answered 202 queued before its slow handler ran, the worker
 // runs it once, a repeat is a duplicate.
-import { createDelivery, createSignedPayload } from '@hookline/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type RunningSqsServer, startSqsServer } from '../support/sqs-server/start';
 import { type TestQueues, testQueues } from '../sqs/support/sqs-queues';
-import { EXAMPLE_SECRET, type RunningExample, startExample } from './support/run-example';
+import { expectQueuedThenHandledOnce } from './support/answer-fast';
+import { type RunningExample, startExample } from './support/run-example';
 
 let server: RunningSqsServer;
 let queues: TestQueues;
@@ -32,22 +32,9 @@ afterAll(async () => {
   await server?.stop();
 }, 60_000);
 
-async function post(url: string, payload: ReturnType<typeof createSignedPayload>) {
-  const body = typeof payload.body === 'string' ? payload.body : new Uint8Array(payload.body);
-  const response = await fetch(url, { method: 'POST', headers: payload.headers, body });
-  return { status: response.status, body: (await response.json()) as unknown };
-}
-
 describe('examples/lambda-sqs', () => {
   it('answers 202 queued before the handler ran, runs it once in the worker function, and answers a repeat as a duplicate', async () => {
     const running = example as RunningExample;
-    const payload = createSignedPayload(createDelivery('message.delivered'), EXAMPLE_SECRET);
-    const deliveryId = payload.headers['x-service-delivery-id'] as string;
-    expect(await post(running.url, payload)).toEqual({ status: 202, body: { ok: true, queued: true } });
-    // The handler takes 1.5 s: the answer came first.
-    expect(running.lines().filter((line) => line.deliveryId === deliveryId)).toEqual([]);
-    expect(await running.lineFor(deliveryId)).toEqual({ event: 'message.delivered', deliveryId });
-    expect(await post(running.url, payload)).toEqual({ status: 200, body: { ok: true, duplicate: true } });
-    expect(running.lines().filter((line) => line.deliveryId === deliveryId)).toHaveLength(1);
+    await expectQueuedThenHandledOnce(running);
   }, 30_000);
 });

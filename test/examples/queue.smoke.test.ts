@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DATABASE_URL, REDIS_URL, requirePostgres, requireRedis } from '../support/servers';
 import { deleteExampleData, exampleQueue } from './support/bullmq-example-data';
+import { expectQueuedThenHandledOnce, post } from './support/answer-fast';
 import { EXAMPLE_SECRET, type RunningExample, startExample } from './support/run-example';
 
 const [redis, postgres] = await Promise.all([requireRedis(), requirePostgres()]);
@@ -61,12 +62,6 @@ function pgBoss(): Backend {
   };
 }
 
-async function post(url: string, payload: ReturnType<typeof createSignedPayload>) {
-  const body = typeof payload.body === 'string' ? payload.body : new Uint8Array(payload.body);
-  const response = await fetch(url, { method: 'POST', headers: payload.headers, body });
-  return { status: response.status, body: (await response.json()) as unknown };
-}
-
 for (const backend of [bullmq(), pgBoss()]) {
   describe.skipIf(!backend.reachable)(`examples/${backend.name}`, () => {
     let example: RunningExample | undefined;
@@ -80,14 +75,7 @@ for (const backend of [bullmq(), pgBoss()]) {
 
     it('answers 202 queued before the handler ran, runs it once in the worker, and answers a repeat as a duplicate', async () => {
       const running = example as RunningExample;
-      const payload = createSignedPayload(createDelivery('message.delivered'), EXAMPLE_SECRET);
-      const deliveryId = payload.headers['x-service-delivery-id'] as string;
-      expect(await post(running.url, payload)).toEqual({ status: 202, body: { ok: true, queued: true } });
-      // The handler takes 1.5 s: the answer came first.
-      expect(running.lines().filter((line) => line.deliveryId === deliveryId)).toEqual([]);
-      expect(await running.lineFor(deliveryId)).toEqual({ event: 'message.delivered', deliveryId });
-      expect(await post(running.url, payload)).toEqual({ status: 200, body: { ok: true, duplicate: true } });
-      expect(running.lines().filter((line) => line.deliveryId === deliveryId)).toHaveLength(1);
+      await expectQueuedThenHandledOnce(running);
     }, 30_000);
 
     it('finishes the running job on SIGTERM before the worker exits', async () => {
