@@ -8,7 +8,7 @@ import type { HooklineError } from './errors';
 import { memoryStore } from './memory-store';
 import { DEFAULT_RETENTION_MS } from './store-checks';
 import { MIN_RETENTION_MS, type ReceiverOptions, SERVICE_TIMEOUT_MS } from './options';
-import type { DeliveryQueue } from './queue';
+import { type DeliveryQueue, enqueueTimeoutMs } from './queue';
 import type { ReceiverLogger } from './receiver-state';
 import { normaliseSecrets, type SecretResolver, type SecretValue } from './secrets';
 import type { IdempotencyStore } from './store';
@@ -32,6 +32,8 @@ export interface ResolvedOptions {
   leaseMs: number;
   deadlineMs: number;
   storeTimeoutMs: number;
+  /** The receiver's own limit on an enqueue: `Infinity` when the queue bounds its calls itself (`enqueueTimeoutMs`). */
+  enqueueTimeoutMs: number;
   maxRunMs: number;
   bodyTimeoutMs: number;
   namespace: string;
@@ -100,6 +102,7 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
       'createReceiver: logger must have warn and error methods taking (fields, message), as pino and most loggers do, or be false to write no refusals.',
     );
   }
+  const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5_000);
   return {
     secrets,
     secretError,
@@ -115,7 +118,8 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
     maxFutureSkewMs: positive('maxFutureSkewMs', options.maxFutureSkewMs ?? 300_000),
     leaseMs: positive('leaseMs', options.leaseMs ?? 30_000),
     deadlineMs,
-    storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs ?? 5_000),
+    storeTimeoutMs,
+    enqueueTimeoutMs: queue === undefined ? storeTimeoutMs : enqueueTimeoutMs(queue, storeTimeoutMs),
     maxRunMs: positive('maxRunMs', options.maxRunMs ?? 300_000),
     bodyTimeoutMs: positive('bodyTimeoutMs', options.bodyTimeoutMs ?? 10_000),
     namespace,

@@ -10,7 +10,7 @@
  */
 import * as answers from '../answers';
 import type { Attempt } from '../attempt';
-import { enqueueTimeoutMs, type QueuedDelivery, withBodyJson } from '../queue';
+import { type QueuedDelivery, withBodyJson } from '../queue';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
 import { scopeOf } from '../store-keys';
@@ -20,9 +20,7 @@ import { record } from './record';
 export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
   try {
-    await callStore(attempt, 'enqueue', enqueueTimeoutMs(queue, state.config.storeTimeoutMs), () =>
-      queue.enqueue(queuedJob(state, attempt)),
-    );
+    await callStore(attempt, 'enqueue', state.config.enqueueTimeoutMs, () => queue.enqueue(queuedJob(state, attempt)));
   } catch (error) {
     reportError(state, error, { phase: 'store', delivery: attempt.delivery });
     await record(state, attempt, { error });
@@ -44,9 +42,7 @@ export async function enqueueAgain(state: ReceiverState, attempt: Attempt): Prom
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
   let duplicate: boolean;
   try {
-    ({ duplicate } = await callStore(attempt, 'enqueue', enqueueTimeoutMs(queue, state.config.storeTimeoutMs), () =>
-      queue.enqueue(queuedJob(state, attempt)),
-    ));
+    ({ duplicate } = await callStore(attempt, 'enqueue', state.config.enqueueTimeoutMs, () => queue.enqueue(queuedJob(state, attempt))));
   } catch (error) {
     reportError(state, error, { phase: 'store', delivery: attempt.delivery });
     return answerError(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
