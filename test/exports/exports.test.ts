@@ -64,6 +64,7 @@ const CORE_ADAPTER_EXPORTS = [
   'serveRequest',
   'serviceErrorCodeFor',
   'toResponse',
+  'waitInWholeSeconds',
   'wakeablePause',
   'wellFormedKey',
   'withinTime',

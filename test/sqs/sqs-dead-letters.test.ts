@@ -89,10 +89,12 @@ describe('sqsQueue dead letters', () => {
     );
     opened.push(() => worker.close());
     await queue.enqueue(queued);
-    for (let i = 0; i < 100 && failures < 1; i++) await sleep(50);
+    // Revived only once it is a dead letter: the processor's answer comes before the consumer has
+    // written the letter and released the job, and an enqueue in between is a duplicate.
+    for (let i = 0; i < 100 && (await queue.deadLetters()).length < 1; i++) await sleep(100);
     expect(await queue.enqueue(queued)).toEqual({ duplicate: false });
-    for (let i = 0; i < 100 && failures < 2; i++) await sleep(50);
-    await sleep(200);
+    const diedTwice = async () => failures >= 2 && (await queue.deadLetters())[0]?.lastError === 'failure 2';
+    for (let i = 0; i < 100 && !(await diedTwice()); i++) await sleep(100);
     const letters = await queue.deadLetters();
     expect(letters).toHaveLength(1);
     expect(letters[0]).toMatchObject({ deliveryId: queued.delivery.deliveryId, lastError: 'failure 2' });

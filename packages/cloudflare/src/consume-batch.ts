@@ -20,7 +20,7 @@
  * receiver's own claim in its store (`work:` keys) is what keeps handlers from running twice when two
  * deliveries of one message overlap.
  */
-import { type JobResult, type QueueJob, scopedDeliveryId } from '@hookline/core/adapter';
+import { type JobResult, type QueueJob, scopedDeliveryId, waitInWholeSeconds } from '@hookline/core/adapter';
 import type { MessageBatchLike, QueueMessageLike, ResolvedQueueSettings } from './cloudflare-queue';
 import type { DeadRecord } from './job-protocol';
 import { type JobMessage, messageText, readMessage } from './queue-message';
@@ -145,7 +145,8 @@ async function consumeMessage(context: Batch, message: QueueMessageLike): Promis
     return message.ack();
   }
   if (result?.status === 'wait') {
-    const seconds = Math.min(Math.max(Math.ceil(result.delayMs / 1000), 1), MAX_DELAY_SECONDS);
+    // Rounded at random, not up: the worker's jitter keeps colliding jobs apart only if it survives.
+    const seconds = Math.min(waitInWholeSeconds(result.delayMs), MAX_DELAY_SECONDS);
     return resend(context, message, read, attempt - 1, seconds);
   }
   if (result?.status === 'dead') return deadLetter(context, message, key, read, attempt, result.reason);

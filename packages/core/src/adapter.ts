@@ -71,6 +71,7 @@ export {
 export { queueJobEntry, type QueueJobEntry } from './receiver-entry';
 export { withinTime } from './within-time';
 export { wakeablePause } from './wakeable-pause';
+export { waitInWholeSeconds } from './whole-seconds';
 export { isPromiseLike } from './awaitable';
 
 // Diagnostics: what the receiver publishes on node:diagnostics_channel, for tracers (types only)

@@ -11,7 +11,7 @@
 // failing. A copy starts its count afresh and spends a try only when it carries one more. Sending
 // first and acknowledging after means a crash in between leaves two messages of one job, never none:
 // the worker's claim in the store runs its handlers once either way.
-import type { JobResult, QueueJob } from '@hookline/core/adapter';
+import { type JobResult, type QueueJob, waitInWholeSeconds } from '@hookline/core/adapter';
 import type { JobRecords } from './job-records';
 import {
   ATTRIBUTES,
@@ -90,7 +90,8 @@ export async function consume(
     }
     if (result?.status === 'done') return 'ack';
     if (result?.status === 'dead') await settle.dead(tries + 1, result.reason);
-    else if (result?.status === 'wait') await settle.again(tries, result.delayMs);
+    // A wait keeps its jitter through SQS's whole seconds (rounded at random, not up); a retry's delay is rounded up.
+    else if (result?.status === 'wait') await settle.again(tries, waitInWholeSeconds(result.delayMs) * 1000);
     else if (tries + 1 >= context.attempts) await settle.dead(tries + 1, messageOf(failure));
     else await settle.again(tries + 1, context.retryDelayMs(tries + 1));
     return 'ack';
