@@ -1,6 +1,6 @@
 // What only one framework has: Express body parsers, Fastify's encapsulation, Hono's body cache.
 import { webhookHandler as expressWebhookHandler } from '@hookline/express';
-import { hooklinePlugin } from '@hookline/fastify';
+import { webhookPlugin } from '@hookline/fastify';
 import { webhookHandler as honoWebhookHandler } from '@hookline/hono';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -61,7 +61,7 @@ describe('Fastify plugin encapsulation', () => {
   it('keeps JSON parsing for routes outside the plugin and raw bytes inside it', async () => {
     const { runs, receiver: r } = receiver();
     const app = Fastify();
-    await app.register(hooklinePlugin, { receiver: r, path: '/webhooks' });
+    await app.register(webhookPlugin, { receiver: r, path: '/webhooks' });
     app.post('/api/echo', async (req) => ({ parsed: req.body }));
     await app.ready();
     try {
@@ -79,7 +79,7 @@ describe('Fastify plugin encapsulation', () => {
   it('accepts any content type, and none, on the webhook route', async () => {
     const { receiver: r } = receiver();
     const app = Fastify();
-    await app.register(hooklinePlugin, { receiver: r });
+    await app.register(webhookPlugin, { receiver: r });
     try {
       for (const contentType of ['text/plain', 'application/octet-stream', undefined]) {
         const delivery = createSignedDelivery();

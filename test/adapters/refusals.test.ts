@@ -10,7 +10,7 @@ const SOURCES = [
   'packages/core/src/body.ts',
   'packages/express/src/webhook-handler.ts',
   'packages/hono/src/webhook-handler.ts',
-  'packages/fastify/src/hookline-plugin.ts',
+  'packages/fastify/src/webhook-plugin.ts',
   'packages/next/src/webhook-route.ts',
 ];
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');

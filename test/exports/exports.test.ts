@@ -60,6 +60,7 @@ const CORE_ADAPTER_EXPORTS = [
   'refuse',
   'refuseRenamedOptions',
   'requestTimeout',
+  'routeBodyTimeoutMs',
   'scopedDeliveryId',
   'serveRequest',
   'serviceErrorCodeFor',
@@ -73,7 +74,7 @@ const CORE_ADAPTER_EXPORTS = [
 const EXPRESS_EXPORTS = ['webhookHandler'];
 const HONO_EXPORTS = ['webhookHandler'];
 const NEXT_EXPORTS = ['pagesApiConfig', 'webhookApiRoute', 'webhookRoute'];
-const FASTIFY_EXPORTS = ['hooklinePlugin'];
+const FASTIFY_EXPORTS = ['webhookPlugin'];
 const KOA_EXPORTS = ['webhookMiddleware'];
 const H3_EXPORTS = ['webhookHandler'];
 const NESTJS_EXPORTS = ['HOOKLINE_RECEIVER', 'HooklineModule', 'OnDelivery'];
@@ -119,7 +120,7 @@ const TESTING_CONFORMANCE_EXPORTS = ['describeQueueConformance', 'describeStoreC
 const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
-const AWS_LAMBDA_EXPORTS = ['lambdaHandler'];
+const AWS_LAMBDA_EXPORTS = ['webhookHandler'];
 const DYNAMODB_EXPORTS = ['DYNAMODB_ATTRIBUTES', 'DYNAMODB_VERSION_PREFIX', 'createDynamoDbTable', 'dynamoDbStore'];
 const CLOUDFLARE_EXPORTS = ['HooklineStoreObject', 'cloudflareQueue', 'durableObjectStore', 'queueConsumer'];
 

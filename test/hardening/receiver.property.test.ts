@@ -7,7 +7,7 @@ import express from 'express';
 import fc from 'fast-check';
 import { Hono } from 'hono';
 import { webhookHandler as expressHandler } from '@hookline/express';
-import { hooklinePlugin } from '@hookline/fastify';
+import { webhookPlugin } from '@hookline/fastify';
 import { webhookHandler as honoHandler } from '@hookline/hono';
 import { webhookApiRoute, webhookRoute } from '@hookline/next';
 import { webhookHandler as h3Handler } from '@hookline/h3';
@@ -160,7 +160,7 @@ describe('valid deliveries round-trip', () => {
     // Fastify's inject() drives the plugin through Fastify's own request pipeline, in process.
     const viaFastify = recordingReceiver();
     const fastify = Fastify();
-    await fastify.register(hooklinePlugin, { receiver: viaFastify.receiver, path: '/webhooks' });
+    await fastify.register(webhookPlugin, { receiver: viaFastify.receiver, path: '/webhooks' });
     servers.push({ close: () => fastify.close() });
     entry['@hookline/fastify'] = {
       seen: viaFastify.seen,

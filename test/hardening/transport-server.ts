@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createNodeHandler, createReceiver } from '@hookline/core';
 import { webhookHandler as expressWebhookHandler } from '@hookline/express';
-import { hooklinePlugin } from '@hookline/fastify';
+import { webhookPlugin } from '@hookline/fastify';
 import { webhookHandler as h3WebhookHandler } from '@hookline/h3';
 import { webhookHandler as honoWebhookHandler } from '@hookline/hono';
 import express4 from 'express4';
@@ -60,8 +60,8 @@ async function start(): Promise<number> {
     }
     case 'fastify': {
       const app = Fastify();
-      await app.register(hooklinePlugin, { receiver, path: '/webhooks' });
-      await app.register(hooklinePlugin, { receiver: slow, path: '/slow' });
+      await app.register(webhookPlugin, { receiver, path: '/webhooks' });
+      await app.register(webhookPlugin, { receiver: slow, path: '/slow' });
       await app.listen({ port: 0, host: '127.0.0.1' });
       return (app.server.address() as AddressInfo).port;
     }

@@ -1,10 +1,10 @@
-// The AWS deployment shape end to end against the SQS test server: API Gateway → lambdaHandler (web
+// The AWS deployment shape end to end against the SQS test server: API Gateway → webhookHandler (web
 // function, answer-fast) → SQS → sqsHandler (worker function), the worker driven with SQS events as
 // Lambda's event source mapping delivers them (support/event-source-mapping.ts).
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { lambdaHandler } from '@hookline/aws-lambda';
+import { webhookHandler } from '@hookline/aws-lambda';
 import { createReceiver, memoryStore, PermanentFailure } from '@hookline/core';
 import { sqsHandler, sqsQueue } from '@hookline/sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -83,7 +83,7 @@ async function deployment(
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     ...(options.maxRunMs === undefined ? {} : { maxRunMs: options.maxRunMs }),
   }).onError(() => {});
-  const web = lambdaHandler(receiver);
+  const web = webhookHandler(receiver);
   const worker = eventSourceMapping(queues.client, queues.queueUrl, sqsHandler(receiver));
   return { queues, queue, receiver, web, worker, errors };
 }

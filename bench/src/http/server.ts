@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createNodeHandler, createReceiver, memoryStore } from '@hookline/core';
 import { webhookHandler as expressAdapter } from '@hookline/express';
-import { hooklinePlugin } from '@hookline/fastify';
+import { webhookPlugin } from '@hookline/fastify';
 import { webhookHandler as honoAdapter } from '@hookline/hono';
 import express from 'express';
 import Fastify from 'fastify';
@@ -124,7 +124,7 @@ async function start(): Promise<{ port: number; close(): void }> {
     app.addHook('onRequest', async () => {
       meter.count();
     });
-    if (adapter) await app.register(hooklinePlugin, { receiver: receiver(), path: '/webhooks' });
+    if (adapter) await app.register(webhookPlugin, { receiver: receiver(), path: '/webhooks' });
     else
       await app.register(async (scope) => {
         scope.removeAllContentTypeParsers();

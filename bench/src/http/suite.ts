@@ -23,7 +23,7 @@ const FRAMEWORKS = [
   { name: 'express', label: `Express ${packageVersion('express')}`, adapter: '@hookline/express webhookHandler', target: 0.95 },
   { name: 'hono', label: `Hono ${packageVersion('hono')} on @hono/node-server`, adapter: '@hookline/hono webhookHandler', target: 0.95 },
   { name: 'node', label: 'node:http', adapter: '@hookline/core createNodeHandler', target: 0.9 },
-  { name: 'fastify', label: `Fastify ${packageVersion('fastify')}`, adapter: '@hookline/fastify hooklinePlugin', target: undefined },
+  { name: 'fastify', label: `Fastify ${packageVersion('fastify')}`, adapter: '@hookline/fastify webhookPlugin', target: undefined },
   { name: 'koa', label: `Koa ${packageVersion('koa')}`, adapter: '@hookline/koa webhookMiddleware', target: 0.95 },
   { name: 'h3', label: `h3 ${packageVersion('h3')} (node:http)`, adapter: '@hookline/h3 webhookHandler', target: 0.95 },
   { name: 'h3v1', label: `h3 ${packageVersion('h3-v1')} (node:http)`, adapter: '@hookline/h3 webhookHandler', target: 0.95 },

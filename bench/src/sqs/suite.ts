@@ -1,7 +1,7 @@
 /**
  * SQS suite: answer-fast mode on AWS, against an SQS and a DynamoDB on loopback (the SQS test server
  * from test/support/sqs-server and dynalite, each a process of its own). (1) Accepted deliveries/s of
- * the Lambda web function (`lambdaHandler`, Function URL events, a fixed number in flight, no-op
+ * the Lambda web function (`webhookHandler`, Function URL events, a fixed number in flight, no-op
  * handler): synchronous mode over the DynamoDB store against queue mode (`sqsQueue`), with and without
  * the queue's job records in the store; (2) consumer jobs/s of one process, the Lambda worker
  * (`sqsHandler` behind an event source mapping stand-in: receive 10, invoke, delete) and the
@@ -23,7 +23,7 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { lambdaHandler } from '@hookline/aws-lambda';
+import { webhookHandler } from '@hookline/aws-lambda';
 import { createReceiver, type IdempotencyStore } from '@hookline/core';
 import { createDynamoDbTable, dynamoDbStore } from '@hookline/dynamodb';
 import { type SqsRecord, sqsHandler, sqsQueue } from '@hookline/sqs';
@@ -72,11 +72,11 @@ function functionUrlEvent(body: Buffer, hex: string, deliveryId: string) {
     requestContext: { http: { method: 'POST', path: '/webhooks', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' } },
     body: body.toString('base64'),
     isBase64Encoded: true,
-  } as unknown as Parameters<ReturnType<typeof lambdaHandler>>[0];
+  } as unknown as Parameters<ReturnType<typeof webhookHandler>>[0];
 }
 
 /** Accepted deliveries/s of `handler` with `inFlight` invocations at a time for `seconds`, fresh deliveries each. */
-async function accepted(handler: ReturnType<typeof lambdaHandler>, expected: number): Promise<{ rate: number; refused: number }> {
+async function accepted(handler: ReturnType<typeof webhookHandler>, expected: number): Promise<{ rate: number; refused: number }> {
   const events = signedPool('message.inbound', 1_024, 4_000 * options.seconds).map((body) =>
     functionUrlEvent(body.bytes, body.hex, body.deliveryId),
   );
@@ -117,11 +117,11 @@ async function main(): Promise<void> {
     // (1) Accepted deliveries/s of the web function.
     const web = {
       'synchronous mode, DynamoDB store': {
-        handler: lambdaHandler(createReceiver({ secret: BENCH_SECRET, store }).on('*', () => {})),
+        handler: webhookHandler(createReceiver({ secret: BENCH_SECRET, store }).on('*', () => {})),
         status: 200,
       },
       'queue mode, SQS, job records in DynamoDB': {
-        handler: lambdaHandler(
+        handler: webhookHandler(
           createReceiver({
             secret: BENCH_SECRET,
             store,
@@ -131,7 +131,7 @@ async function main(): Promise<void> {
         status: 202,
       },
       'queue mode, SQS, no job records': {
-        handler: lambdaHandler(
+        handler: webhookHandler(
           createReceiver({
             secret: BENCH_SECRET,
             store,
@@ -216,7 +216,7 @@ async function main(): Promise<void> {
     const lines = [
       '## SQS (answer-fast mode on AWS Lambda, against emulators on loopback)',
       '',
-      `Accepted deliveries/s of the Lambda web function (\`lambdaHandler\`, Function URL events of 1 KB, ${options.inFlight} invocations in flight in one process, a no-op handler, fresh deliveryIds), ${options.rounds} interleaved rounds of ${options.seconds} s; then the jobs/s one consumer process gets through (${options.jobs} queued jobs, ${options.workerRounds} rounds), each job claimed and completed in the DynamoDB store. SQS is the repository's SQS test server and DynamoDB is dynalite ${packageVersion('dynalite')}, each in a process of its own on this machine: their absolute figures say nothing of AWS's, so read the ratios, measured within this run. @hookline/sqs with @aws-sdk/client-sqs ${packageVersion('@aws-sdk/client-sqs')}.`,
+      `Accepted deliveries/s of the Lambda web function (\`webhookHandler\`, Function URL events of 1 KB, ${options.inFlight} invocations in flight in one process, a no-op handler, fresh deliveryIds), ${options.rounds} interleaved rounds of ${options.seconds} s; then the jobs/s one consumer process gets through (${options.jobs} queued jobs, ${options.workerRounds} rounds), each job claimed and completed in the DynamoDB store. SQS is the repository's SQS test server and DynamoDB is dynalite ${packageVersion('dynalite')}, each in a process of its own on this machine: their absolute figures say nothing of AWS's, so read the ratios, measured within this run. @hookline/sqs with @aws-sdk/client-sqs ${packageVersion('@aws-sdk/client-sqs')}.`,
       '',
       markdownTable(
         ['web function', 'accepted/s (median)', 'spread', 'vs synchronous (median of rounds)'],

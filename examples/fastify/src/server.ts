@@ -5,7 +5,7 @@
  *   PORT=3000 WEBHOOK_SECRET=whsec_demo pnpm --filter example-fastify start
  */
 import { createReceiver } from '@hookline/core';
-import { hooklinePlugin } from '@hookline/fastify';
+import { webhookPlugin } from '@hookline/fastify';
 import Fastify from 'fastify';
 
 const port = Number(process.env.PORT ?? 3000);
@@ -23,7 +23,7 @@ receiver.onError((error, info) => console.error(`[${info.phase}]`, error));
 
 const app = Fastify();
 // Encapsulated: the raw-body parser applies to /webhooks only; this JSON route keeps Fastify's parser.
-await app.register(hooklinePlugin, { receiver, path: '/webhooks' });
+await app.register(webhookPlugin, { receiver, path: '/webhooks' });
 app.post('/echo', async (request) => ({ received: request.body }));
 
 await app.listen({ port, host: '127.0.0.1' });

@@ -2,7 +2,7 @@
  * The Lambda function: `index.handler` once bundled (`pnpm zip`). Serves Function URLs, API Gateway
  * REST and HTTP APIs, and ALB target groups alike.
  */
-import { lambdaHandler } from '@hookline/aws-lambda';
+import { webhookHandler } from '@hookline/aws-lambda';
 import { receiver } from './receiver';
 
-export const handler = lambdaHandler(receiver);
+export const handler = webhookHandler(receiver);

@@ -1,2 +1,2 @@
 // The AWS Lambda adapter: API Gateway REST and HTTP APIs, Function URLs, Application Load Balancer
-export { lambdaHandler, type LambdaHttpEvent, type LambdaHttpResult, type LambdaWebhookHandler } from './lambda-handler';
+export { webhookHandler, type LambdaHttpEvent, type LambdaHttpResult, type LambdaWebhookHandler } from './webhook-handler';

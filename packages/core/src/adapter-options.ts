@@ -1,4 +1,5 @@
 import type { LingerOptions } from './node-linger';
+import { positiveMs } from './store-checks';
 
 /**
  * The options adapters share, each with one name and one meaning. Every adapter's options type
@@ -24,4 +25,16 @@ export interface AdapterOptions {
    * @default the receiver's `bodyTimeoutMs`
    */
   bodyTimeoutMs?: number;
+}
+
+/**
+ * A route's body-read time limit: its adapter's `bodyTimeoutMs`, checked and named after the adapter
+ * (`webhookHandler: bodyTimeoutMs must be …`), or the receiver's when the route sets none.
+ */
+export function routeBodyTimeoutMs(
+  adapter: string,
+  receiver: { readonly bodyTimeoutMs: number },
+  bodyTimeoutMs: number | undefined,
+): number {
+  return bodyTimeoutMs === undefined ? receiver.bodyTimeoutMs : positiveMs(adapter, 'bodyTimeoutMs', bodyTimeoutMs);
 }

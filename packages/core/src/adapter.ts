@@ -20,7 +20,7 @@ export {
   type NodeBodyOptions,
   type LingerOptions,
 } from './node-handler';
-export type { AdapterOptions } from './adapter-options';
+export { type AdapterOptions, routeBodyTimeoutMs } from './adapter-options';
 
 // The service's own API: the code of its error shape for each status
 export { SERVICE_ERROR_CODES, serviceErrorCodeFor } from './service-error-codes';

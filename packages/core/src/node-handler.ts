@@ -3,11 +3,10 @@ import { methodNotAllowed, notFound, type ReceiverAnswer } from './answers';
 import { isPromiseLike } from './awaitable';
 import { receiveDirect } from './receiver-entry';
 import { HooklineError } from './errors';
-import type { AdapterOptions } from './adapter-options';
+import { type AdapterOptions, routeBodyTimeoutMs } from './adapter-options';
 import { type NodeBodyOptions, type NodeRequest, PARSED_BODY_FIX, readNodeBody } from './node-body';
 import { type LingerOptions, lingerOnRefusal } from './node-linger';
 import type { ReceiverEndpoint } from './receiver';
-import { positiveMs } from './store-checks';
 
 // The bridge's building blocks live in node-body.ts (reading) and node-linger.ts (the lingering close).
 export { asNodeRequest, type NodeBodyOptions, type NodeRequest, readNodeBody } from './node-body';
@@ -68,7 +67,7 @@ export interface NodeHandlerOptions extends AdapterOptions {
  */
 export function createNodeHandler(receiver: ReceiverEndpoint, options: NodeHandlerOptions = {}) {
   const { path, parsedBodyFix = PARSED_BODY_FIX, linger, bodyTimeoutMs } = options;
-  const timeoutMs = bodyTimeoutMs === undefined ? receiver.bodyTimeoutMs : positiveMs('createNodeHandler', 'bodyTimeoutMs', bodyTimeoutMs);
+  const timeoutMs = routeBodyTimeoutMs('createNodeHandler', receiver, bodyTimeoutMs);
   const bodyOptions: NodeBodyOptions = { fix: parsedBodyFix, timeoutMs, linger };
   // Not an async function: the body is read with callbacks and an answer the receiver gave
   // synchronously is written in the same turn (receiveDirect), one microtask after the body's end.

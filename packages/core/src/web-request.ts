@@ -6,18 +6,23 @@ import type { ReceiverEndpoint, ReceiverInput } from './receiver';
  * The receiver's Response to a Web `Request`: 405 with `Allow: POST` to any other method, the body
  * read once, as bytes, with the receiver's size and time limits (413, 408), and every error met on
  * the way answered as the receiver answers it. What `receiver.fetch` does; adapters whose framework
- * hands them a Web `Request` (Next's App Router) return it as is.
+ * hands them a Web `Request` (Next's App Router) return it as is. `bodyTimeoutMs` is the route's own
+ * body-read limit, already checked (`routeBodyTimeoutMs`).
  *
  * @example
  * export const POST = (request: Request) => serveRequest(receiver, request);
  */
-export async function serveRequest(receiver: ReceiverEndpoint, request: Request): Promise<Response> {
+export async function serveRequest(
+  receiver: ReceiverEndpoint,
+  request: Request,
+  bodyTimeoutMs = receiver.bodyTimeoutMs,
+): Promise<Response> {
   let answer: ReceiverAnswer;
   if (request.method !== 'POST') {
     answer = receiver.answerError(methodNotAllowed(request.method));
   } else {
     try {
-      const body = await readRequestBody(request, receiver.maxBodyBytes, receiver.bodyTimeoutMs);
+      const body = await readRequestBody(request, receiver.maxBodyBytes, bodyTimeoutMs);
       answer = await receiver.handle({ body, headers: request.headers, url: request.url });
     } catch (error) {
       answer = receiver.answerError(error);

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { createNodeHandler, type NodeRequest, type ReceiverEndpoint } from '@hookline/core';
-import type { AdapterOptions } from '@hookline/core/adapter';
+import { type AdapterOptions, routeBodyTimeoutMs } from '@hookline/core/adapter';
 
 /**
  * The recommended raw parser, for when one must sit in front of the route: it keeps the bytes as sent.
@@ -11,8 +11,8 @@ import type { AdapterOptions } from '@hookline/core/adapter';
 const EXPRESS_FIX =
   "Mount the webhook route before app.use(express.json()) / express.text() / express.urlencoded(), or give this route a raw parser that keeps the bytes as sent: express.raw({ type: (req) => !req.headers['content-encoding'], limit: receiver.maxBodyBytes, inflate: false }).";
 
-/** Options of `webhookHandler()`. */
-export type ExpressWebhookOptions = Pick<AdapterOptions, 'linger'>;
+/** Options of `webhookHandler()`: the route (`app.all('/webhooks', …)`) decides the path. */
+export type ExpressWebhookOptions = Pick<AdapterOptions, 'linger' | 'bodyTimeoutMs'>;
 
 /** An Express route handler (Express 4 and 5); typed on node's `req`/`res` so no `@types/express` is needed. */
 export type ExpressWebhookHandler = (req: NodeRequest, res: ServerResponse, next?: (error?: unknown) => void) => Promise<void>;
@@ -31,5 +31,6 @@ export type ExpressWebhookHandler = (req: NodeRequest, res: ServerResponse, next
  */
 export function webhookHandler(receiver: ReceiverEndpoint, options: ExpressWebhookOptions = {}): ExpressWebhookHandler {
   // The route decides the path; the core bridge does the rest (405 for anything but POST).
-  return createNodeHandler(receiver, { parsedBodyFix: EXPRESS_FIX, linger: options.linger });
+  const bodyTimeoutMs = routeBodyTimeoutMs('webhookHandler', receiver, options.bodyTimeoutMs);
+  return createNodeHandler(receiver, { parsedBodyFix: EXPRESS_FIX, linger: options.linger, bodyTimeoutMs });
 }

@@ -1,2 +1,2 @@
 // The Fastify plugin
-export { hooklinePlugin, type HooklinePluginOptions } from './hookline-plugin';
+export { webhookPlugin, type FastifyWebhookOptions } from './webhook-plugin';

@@ -11,6 +11,7 @@ import {
   type ReceiverAnswer,
   readNodeBody,
   readRequestBody,
+  routeBodyTimeoutMs,
 } from '@hookline/core/adapter';
 
 const H3_FIX =
@@ -22,7 +23,7 @@ type NodeBridge = ReturnType<typeof createNodeHandler>;
 const H3_V1_RAW_BODY = Symbol.for('h3RawBody');
 
 /** Options of `webhookHandler()`: `linger` applies on Node (h3 v1, and h3 v2 served by node:http). */
-export type H3WebhookOptions = Pick<AdapterOptions, 'linger'>;
+export type H3WebhookOptions = Pick<AdapterOptions, 'linger' | 'bodyTimeoutMs'>;
 
 /** The parts of an h3 v1 event the handler uses (`event.node`). */
 interface H3V1EventLike {
@@ -80,7 +81,7 @@ async function answerV2(receiver: ReceiverEndpoint, event: H3V2EventLike, bodyOp
   const body =
     incoming !== undefined && readAsNode(incoming)
       ? await readNodeBody(incoming, receiver.maxBodyBytes, bodyOptions)
-      : await readRequestBody(request, receiver.maxBodyBytes, receiver.bodyTimeoutMs);
+      : await readRequestBody(request, receiver.maxBodyBytes, bodyOptions.timeoutMs);
   return receiver.handle({ body, headers: request.headers, url: request.url });
 }
 
@@ -117,8 +118,9 @@ function serveV1(bridge: NodeBridge, req: NodeRequest & { [H3_V1_RAW_BODY]?: unk
  */
 export function webhookHandler(receiver: ReceiverEndpoint, options: H3WebhookOptions = {}): H3WebhookHandler {
   const { linger } = options;
-  const bridge = createNodeHandler(receiver, { parsedBodyFix: H3_FIX, linger });
-  const bodyOptions: NodeBodyOptions = { fix: H3_FIX, timeoutMs: receiver.bodyTimeoutMs, linger };
+  const timeoutMs = routeBodyTimeoutMs('webhookHandler', receiver, options.bodyTimeoutMs);
+  const bridge = createNodeHandler(receiver, { parsedBodyFix: H3_FIX, linger, bodyTimeoutMs: timeoutMs });
+  const bodyOptions: NodeBodyOptions = { fix: H3_FIX, timeoutMs, linger };
   const handler = (event: H3EventLike): Promise<string | undefined> => {
     // h3 v2's event.req is a Web Request (v2 also has a `node` alias, so that cannot tell them apart).
     // On v1 the answer is written on node's response: h3 sees the event handled and adds nothing.

@@ -10,6 +10,7 @@ import {
   type NodeRequest,
   readNodeBody,
   readRequestBody,
+  routeBodyTimeoutMs,
   toResponse,
 } from '@hookline/core/adapter';
 
@@ -17,7 +18,7 @@ const HONO_FIX =
   'Mount the webhook route before the middleware that read the body as text, JSON or form data (c.req.json(), c.req.text(), a validator…), or have that middleware read c.req.arrayBuffer() instead (decoding text strips a BOM and changes the signed bytes).';
 
 /** Options of `webhookHandler()`: `linger` applies on @hono/node-server, where node's socket is at hand. */
-export type HonoWebhookOptions = Pick<AdapterOptions, 'linger'>;
+export type HonoWebhookOptions = Pick<AdapterOptions, 'linger' | 'bodyTimeoutMs'>;
 
 /** On @hono/node-server, `c.env.incoming` is node's request. */
 function nodeIncoming(c: Context): NodeRequest | undefined {
@@ -51,7 +52,7 @@ async function readInput(receiver: ReceiverEndpoint, c: Context, bodyOptions: No
     throw bodyAlreadyParsed(HONO_FIX);
   } else {
     // Streams with the size and time limits: an oversized body is refused before it is buffered whole.
-    body = await readRequestBody(request, receiver.maxBodyBytes, receiver.bodyTimeoutMs);
+    body = await readRequestBody(request, receiver.maxBodyBytes, bodyOptions.timeoutMs);
   }
   return { body, headers: request.headers, url: request.url };
 }
@@ -68,7 +69,8 @@ async function readInput(receiver: ReceiverEndpoint, c: Context, bodyOptions: No
  */
 export function webhookHandler(receiver: ReceiverEndpoint, options: HonoWebhookOptions = {}): Handler {
   const { linger } = options;
-  const bodyOptions: NodeBodyOptions = { fix: HONO_FIX, timeoutMs: receiver.bodyTimeoutMs, linger };
+  const timeoutMs = routeBodyTimeoutMs('webhookHandler', receiver, options.bodyTimeoutMs);
+  const bodyOptions: NodeBodyOptions = { fix: HONO_FIX, timeoutMs, linger };
   const read = (c: Context) => readInput(receiver, c, bodyOptions);
   return async (c) => {
     const answer = await answerRequest(receiver, c.req.method, read, c);

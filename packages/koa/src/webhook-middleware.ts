@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createNodeHandler, type NodeRequest, type ReceiverEndpoint } from '@hookline/core';
-import type { AdapterOptions } from '@hookline/core/adapter';
+import { type AdapterOptions, routeBodyTimeoutMs } from '@hookline/core/adapter';
 
 const KOA_FIX =
   'A body parser (koa-bodyparser, @koa/bodyparser, koa-body) read the request before hookline did: add the webhook middleware before app.use(bodyParser()), or set ctx.disableBodyParser = true for its path, so the exact bytes reach hookline.';
@@ -21,7 +21,7 @@ export type KoaWebhookMiddleware = (ctx: KoaContextLike, next: () => Promise<unk
  * Options of `webhookMiddleware()`: with `path`, other requests go on to `next()`. Leave it out under
  * a router (`router.post('/webhooks', …)`), which matches the path itself.
  */
-export type KoaWebhookOptions = Pick<AdapterOptions, 'path'>;
+export type KoaWebhookOptions = Pick<AdapterOptions, 'path' | 'linger' | 'bodyTimeoutMs'>;
 
 /**
  * A Koa middleware that serves a hookline receiver through the core's node:http bridge: it streams
@@ -35,8 +35,9 @@ export type KoaWebhookOptions = Pick<AdapterOptions, 'path'>;
  * router.post('/webhooks', webhookMiddleware(receiver));       // or as a @koa/router route
  */
 export function webhookMiddleware(receiver: ReceiverEndpoint, options: KoaWebhookOptions = {}): KoaWebhookMiddleware {
-  const { path } = options;
-  const bridge = createNodeHandler(receiver, { parsedBodyFix: KOA_FIX });
+  const { path, linger } = options;
+  const bodyTimeoutMs = routeBodyTimeoutMs('webhookMiddleware', receiver, options.bodyTimeoutMs);
+  const bridge = createNodeHandler(receiver, { parsedBodyFix: KOA_FIX, linger, bodyTimeoutMs });
   return async (ctx, next) => {
     if (path !== undefined && ctx.path !== path) {
       await next();

@@ -1,4 +1,5 @@
 import { createNodeHandler, type NodeRequest } from '@hookline/core';
+import { routeBodyTimeoutMs } from '@hookline/core/adapter';
 import type { ServerResponse } from 'node:http';
 import type { HooklineModuleOptions } from './options';
 
@@ -43,9 +44,11 @@ const METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
  * served 21.7k (bench/RESULTS.md). And a failure no answer can be written for closes the connection
  * here, where the plugin's route would hand it to Fastify's error handler (a 500).
  */
-export function mountRoute(adapter: HttpAdapterLike, { receiver, path = '/webhooks' }: HooklineModuleOptions): void {
+export function mountRoute(adapter: HttpAdapterLike, options: HooklineModuleOptions): void {
+  const { receiver, path = '/webhooks', linger } = options;
+  const bodyTimeoutMs = routeBodyTimeoutMs('HooklineModule', receiver, options.bodyTimeoutMs);
   if (adapter.getType() === 'fastify') {
-    const bridge = createNodeHandler(receiver, { parsedBodyFix: FASTIFY_FIX });
+    const bridge = createNodeHandler(receiver, { parsedBodyFix: FASTIFY_FIX, linger, bodyTimeoutMs });
     (adapter.getInstance() as FastifyLike).route({
       method: METHODS,
       url: path,
@@ -63,5 +66,5 @@ export function mountRoute(adapter: HttpAdapterLike, { receiver, path = '/webhoo
     return;
   }
   // Every method reaches the bridge, which answers 405 to all but POST.
-  (adapter.getInstance() as ExpressLike).all(path, createNodeHandler(receiver, { parsedBodyFix: EXPRESS_FIX }));
+  (adapter.getInstance() as ExpressLike).all(path, createNodeHandler(receiver, { parsedBodyFix: EXPRESS_FIX, linger, bodyTimeoutMs }));
 }

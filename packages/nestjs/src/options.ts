@@ -7,8 +7,11 @@ export type HooklineReceiver = ReceiverEndpoint & {
   on(name: never, handler: (delivery: never, context: HandlerContext) => unknown): unknown;
 };
 
-/** Options of `HooklineModule.forRoot()`, and what the `forRootAsync()` factory resolves. */
-export interface HooklineModuleOptions extends Pick<AdapterOptions, 'path'> {
+/**
+ * Options of `HooklineModule.forRoot()`, and what the `forRootAsync()` factory resolves. The route reads
+ * the body on node's socket on both platforms, so `linger` and `bodyTimeoutMs` apply as in every adapter.
+ */
+export interface HooklineModuleOptions extends Pick<AdapterOptions, 'path' | 'linger' | 'bodyTimeoutMs'> {
   /** The receiver from `createReceiver()`. */
   receiver: HooklineReceiver;
   /**

@@ -1,2 +1,9 @@
 // App Router and Pages Router route handlers
-export { webhookRoute, webhookApiRoute, pagesApiConfig, type PagesApiHandler, type PagesApiRouteOptions } from './webhook-route';
+export {
+  webhookRoute,
+  webhookApiRoute,
+  pagesApiConfig,
+  type PagesApiHandler,
+  type PagesApiRouteOptions,
+  type WebhookRouteOptions,
+} from './webhook-route';

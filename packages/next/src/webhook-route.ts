@@ -1,6 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { createNodeHandler, type NodeRequest, type ReceiverEndpoint } from '@hookline/core';
-import { type AdapterOptions, serveRequest } from '@hookline/core/adapter';
+import { type AdapterOptions, routeBodyTimeoutMs, serveRequest } from '@hookline/core/adapter';
+
+/** Options of `webhookRoute()`: the route file decides the path, and no node socket is at hand to linger on. */
+export type WebhookRouteOptions = Pick<AdapterOptions, 'bodyTimeoutMs'>;
 
 /**
  * An App Router route handler for `app/…/route.ts`. Reads the `Request` body once, as bytes, with the
@@ -15,8 +18,9 @@ import { type AdapterOptions, serveRequest } from '@hookline/core/adapter';
  * const route = webhookRoute(receiver);
  * export { route as POST, route as GET, route as HEAD, route as PUT, route as PATCH, route as DELETE, route as OPTIONS };
  */
-export function webhookRoute(receiver: ReceiverEndpoint): (request: Request) => Promise<Response> {
-  return (request) => serveRequest(receiver, request);
+export function webhookRoute(receiver: ReceiverEndpoint, options: WebhookRouteOptions = {}): (request: Request) => Promise<Response> {
+  const bodyTimeoutMs = routeBodyTimeoutMs('webhookRoute', receiver, options.bodyTimeoutMs);
+  return (request) => serveRequest(receiver, request, bodyTimeoutMs);
 }
 
 /**
@@ -36,7 +40,7 @@ const PAGES_FIX =
 export type PagesApiHandler = (req: NodeRequest, res: ServerResponse) => Promise<void>;
 
 /** Options of `webhookApiRoute()`. */
-export type PagesApiRouteOptions = Pick<AdapterOptions, 'linger'>;
+export type PagesApiRouteOptions = Pick<AdapterOptions, 'linger' | 'bodyTimeoutMs'>;
 
 /**
  * A Pages Router API route: `export default webhookApiRoute(receiver)` in `pages/api/…`, together with
@@ -52,6 +56,7 @@ export type PagesApiRouteOptions = Pick<AdapterOptions, 'linger'>;
  * export default webhookApiRoute(receiver);
  */
 export function webhookApiRoute(receiver: ReceiverEndpoint, options: PagesApiRouteOptions = {}): PagesApiHandler {
-  const handler = createNodeHandler(receiver, { parsedBodyFix: PAGES_FIX, linger: options.linger });
+  const bodyTimeoutMs = routeBodyTimeoutMs('webhookApiRoute', receiver, options.bodyTimeoutMs);
+  const handler = createNodeHandler(receiver, { parsedBodyFix: PAGES_FIX, linger: options.linger, bodyTimeoutMs });
   return (req, res) => handler(req, res);
 }

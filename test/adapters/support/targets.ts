@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createNodeHandler, type NodeRequest } from '@hookline/core';
 import { webhookHandler as expressWebhookHandler } from '@hookline/express';
-import { hooklinePlugin } from '@hookline/fastify';
+import { webhookPlugin } from '@hookline/fastify';
 import { webhookHandler as honoWebhookHandler } from '@hookline/hono';
 import express4 from 'express4';
 import express5 from 'express';
@@ -89,8 +89,8 @@ export async function startHono(): Promise<RunningTarget> {
 export async function startFastify(): Promise<RunningTarget> {
   const { runs, receiver, misconfigured, slow } = receivers();
   const app = Fastify();
-  await app.register(hooklinePlugin, { receiver, path: '/webhooks' });
-  await app.register(hooklinePlugin, { receiver: slow, path: '/slow' });
+  await app.register(webhookPlugin, { receiver, path: '/webhooks' });
+  await app.register(webhookPlugin, { receiver: slow, path: '/slow' });
   await app.register(async (scope) => {
     scope.addHook('preParsing', async (request, _reply, payload) => {
       for await (const _chunk of request.raw) {
@@ -98,7 +98,7 @@ export async function startFastify(): Promise<RunningTarget> {
       }
       return payload;
     });
-    await scope.register(hooklinePlugin, { receiver: misconfigured, path: '/misconfigured' });
+    await scope.register(webhookPlugin, { receiver: misconfigured, path: '/misconfigured' });
   });
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   return {

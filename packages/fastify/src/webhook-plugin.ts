@@ -10,10 +10,11 @@ import {
   payloadTooLarge,
   type ReceiverAnswer,
   readNodeBody,
+  routeBodyTimeoutMs,
 } from '@hookline/core/adapter';
 
-/** Options of `hooklinePlugin`. */
-export interface HooklinePluginOptions extends Pick<AdapterOptions, 'path' | 'linger'> {
+/** Options of `webhookPlugin`: hookline reads the body (the route's only parser), so `bodyTimeoutMs` applies. */
+export interface FastifyWebhookOptions extends Pick<AdapterOptions, 'path' | 'linger' | 'bodyTimeoutMs'> {
   /** The receiver from `createReceiver()`. */
   receiver: ReceiverEndpoint;
   /**
@@ -24,7 +25,7 @@ export interface HooklinePluginOptions extends Pick<AdapterOptions, 'path' | 'li
 }
 
 const FASTIFY_FIX =
-  'Remove the hook (onRequest/preParsing) that read the request stream from the scope of hooklinePlugin, or have it return a new stream with the same bytes.';
+  'Remove the hook (onRequest/preParsing) that read the request stream from the scope of webhookPlugin, or have it return a new stream with the same bytes.';
 
 function send(request: FastifyRequest, reply: FastifyReply, answer: ReceiverAnswer, linger: LingerOptions | undefined): FastifyReply {
   // Answered before the body was read whole: read and discard the rest after the answer.
@@ -41,12 +42,13 @@ function send(request: FastifyRequest, reply: FastifyReply, answer: ReceiverAnsw
  *
  * @example
  * const app = Fastify();
- * await app.register(hooklinePlugin, { receiver, path: '/webhooks' });
+ * await app.register(webhookPlugin, { receiver, path: '/webhooks' });
  */
-export const hooklinePlugin: FastifyPluginAsync<HooklinePluginOptions> = async (fastify, options) => {
+export const webhookPlugin: FastifyPluginAsync<FastifyWebhookOptions> = async (fastify, options) => {
   const { receiver, path = '/webhooks', linger } = options;
   const limit = receiver.maxBodyBytes;
-  const bodyOptions: NodeBodyOptions = { fix: FASTIFY_FIX, timeoutMs: receiver.bodyTimeoutMs, linger };
+  const timeoutMs = routeBodyTimeoutMs('webhookPlugin', receiver, options.bodyTimeoutMs);
+  const bodyOptions: NodeBodyOptions = { fix: FASTIFY_FIX, timeoutMs, linger };
 
   // Encapsulated (no fastify-plugin wrapper): this parser and these handlers apply to this route only.
   // hookline reads the body itself: the size limit while streaming (a declared Content-Length over it

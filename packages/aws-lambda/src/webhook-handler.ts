@@ -11,7 +11,7 @@ import type {
 } from 'aws-lambda';
 
 /**
- * The events `lambdaHandler()` accepts: API Gateway REST APIs (payload 1.0), HTTP APIs (payload 2.0),
+ * The events `webhookHandler()` accepts: API Gateway REST APIs (payload 1.0), HTTP APIs (payload 2.0),
  * Lambda Function URLs (payload 2.0 as well) and Application Load Balancer targets.
  */
 export type LambdaHttpEvent = APIGatewayProxyEvent | APIGatewayProxyEventV2 | ALBEvent;
@@ -23,7 +23,7 @@ export type LambdaHttpResult<E extends LambdaHttpEvent> = E extends ALBEvent
     ? APIGatewayProxyStructuredResultV2
     : APIGatewayProxyResult;
 
-/** A Lambda handler for HTTP events: `export const handler = lambdaHandler(receiver)`. */
+/** A Lambda handler for HTTP events: `export const handler = webhookHandler(receiver)`. */
 export type LambdaWebhookHandler = <E extends LambdaHttpEvent>(event: E, context?: unknown) => Promise<LambdaHttpResult<E>>;
 
 type Source = 'alb' | 'v1' | 'v2';
@@ -164,9 +164,9 @@ function toResult(answer: ReceiverAnswer, incoming: Incoming): ALBResult | APIGa
  * @example
  * const receiver = createReceiver({ secret: process.env.WEBHOOK_SECRET!, store: dynamoDbStore({ client, table: tableName }) });
  * receiver.on('message.delivered', async ({ data }) => { ... });
- * export const handler = lambdaHandler(receiver);
+ * export const handler = webhookHandler(receiver);
  */
-export function lambdaHandler(receiver: ReceiverEndpoint): LambdaWebhookHandler {
+export function webhookHandler(receiver: ReceiverEndpoint): LambdaWebhookHandler {
   const handler = async (event: LambdaHttpEvent): Promise<ALBResult | APIGatewayProxyResult | APIGatewayProxyStructuredResultV2> => {
     const incoming = read(event);
     let answer: ReceiverAnswer;

@@ -1,10 +1,10 @@
-// lambdaHandler invoked with the events each AWS source sends (fixtures/: the shapes AWS documents for
+// webhookHandler invoked with the events each AWS source sends (fixtures/: the shapes AWS documents for
 // API Gateway REST and HTTP APIs, Function URLs and ALB targets), through a real receiver.
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createReceiver } from '@hookline/core';
 import { describe, expect, it } from 'vitest';
-import { lambdaHandler, type LambdaHttpEvent } from './lambda-handler';
+import { webhookHandler, type LambdaHttpEvent } from './webhook-handler';
 
 const SECRET = 'whsec_lambda_test';
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/${name}.json`, import.meta.url), 'utf8'));
@@ -71,7 +71,7 @@ function setUp() {
   receiver.on('message.delivered', ({ deliveryId, data }) => {
     runs.push({ deliveryId, note: (data as { note?: unknown }).note });
   });
-  return { runs, handler: lambdaHandler(receiver) };
+  return { runs, handler: webhookHandler(receiver) };
 }
 
 /** The answer's headers, whichever map the shape uses (lower-case names). */
@@ -89,9 +89,9 @@ const SOURCES: [string, Shape, string][] = [
   ['ALB target group with multi-value headers', 'alb-multi', 'alb-multi-value'],
 ];
 
-describe.each(SOURCES)('lambdaHandler: %s', (_name, shape, file) => {
+describe.each(SOURCES)('webhookHandler: %s', (_name, shape, file) => {
   const template = fixture(file);
-  const invoke = (handler: ReturnType<typeof lambdaHandler>, request: Request0) =>
+  const invoke = (handler: ReturnType<typeof webhookHandler>, request: Request0) =>
     handler(eventOf(shape, template, request)) as Promise<Json>;
 
   it('handles a signed delivery once and answers its repeat as a duplicate, in the event source’s shape', async () => {
@@ -170,7 +170,7 @@ describe.each(SOURCES)('lambdaHandler: %s', (_name, shape, file) => {
   });
 });
 
-describe('lambdaHandler: the request URL a tenant resolver sees', () => {
+describe('webhookHandler: the request URL a tenant resolver sees', () => {
   it('is rebuilt from the host, path and query of each event shape', async () => {
     const urls: string[] = [];
     const receiver = createReceiver({
@@ -180,7 +180,7 @@ describe('lambdaHandler: the request URL a tenant resolver sees', () => {
       },
     });
     receiver.on('message.delivered', () => {});
-    const handler = lambdaHandler(receiver);
+    const handler = webhookHandler(receiver);
     for (const [, shape, file] of SOURCES) await handler(eventOf(shape, fixture(file), signed().request));
     expect(urls).toEqual([
       'https://a1b2c3d4e5.execute-api.us-east-1.amazonaws.com/webhooks',
