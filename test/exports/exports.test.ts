@@ -121,7 +121,7 @@ const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
 const AWS_LAMBDA_EXPORTS = ['webhookHandler'];
-const DYNAMODB_EXPORTS = ['DYNAMODB_ATTRIBUTES', 'DYNAMODB_VERSION_PREFIX', 'createDynamoDbTable', 'dynamoDbStore'];
+const DYNAMODB_EXPORTS = ['DYNAMODB_ATTRIBUTES', 'DYNAMODB_VERSION_PREFIX', 'dynamoDbStore'];
 const CLOUDFLARE_EXPORTS = ['HooklineStoreObject', 'cloudflareQueue', 'durableObjectStore', 'queueConsumer'];
 
 /** Every entry point users import, with its pinned list. */

@@ -120,9 +120,9 @@ process.once('SIGTERM', () => mf.dispose().then(() => process.exit(0)));
 
 /** Makes TABLE_NAME in the DynamoDB at AWS_ENDPOINT_URL_DYNAMODB, without Time to Live (dynalite has none). */
 export const DYNALITE_TABLE = `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDynamoDbTable } from '@hookline/dynamodb';
+import { dynamoDbStore } from '@hookline/dynamodb';
 
-await createDynamoDbTable(new DynamoDBClient({}), { table: process.env.TABLE_NAME, timeToLive: false });
+await dynamoDbStore({ client: new DynamoDBClient({}), table: process.env.TABLE_NAME }).setup({ timeToLive: false });
 `;
 
 /**

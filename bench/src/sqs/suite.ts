@@ -25,7 +25,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { webhookHandler } from '@hookline/aws-lambda';
 import { createReceiver, type IdempotencyStore } from '@hookline/core';
-import { createDynamoDbTable, dynamoDbStore } from '@hookline/dynamodb';
+import { dynamoDbStore } from '@hookline/dynamodb';
 import { type SqsRecord, sqsHandler, sqsQueue } from '@hookline/sqs';
 import { startSqsServer } from '../../../test/support/sqs-server/start';
 import { BENCH_SECRET, signedPool } from '../lib/payloads';
@@ -110,8 +110,9 @@ async function main(): Promise<void> {
     return QueueUrl as string;
   }
   try {
-    await createDynamoDbTable(dynamoClient, { table: tableName, timeToLive: false });
-    const store: IdempotencyStore = dynamoDbStore({ client: dynamoClient, table: tableName });
+    const dynamo = dynamoDbStore({ client: dynamoClient, table: tableName });
+    await dynamo.setup({ timeToLive: false });
+    const store: IdempotencyStore = dynamo;
     const deadLetterQueueUrl = await newQueue('dead');
 
     // (1) Accepted deliveries/s of the web function.

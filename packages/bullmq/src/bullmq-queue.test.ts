@@ -163,31 +163,6 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
     await queue.close().catch(() => {});
   });
 
-  it('retries a rejected job with its attempt count, then dead-letters it with the last error', async () => {
-    const queue = open('retry');
-    const job = queued();
-    await queue.enqueue(job);
-    const attempts: number[] = [];
-    const worker = queue.work(
-      async ({ attempt }) => {
-        attempts.push(attempt);
-        throw new Error(`downstream down (try ${attempt})`);
-      },
-      { concurrency: 1 },
-    );
-    await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(1), { timeout: 10_000, interval: 50 });
-    await worker.close();
-    expect(attempts).toEqual([1, 2, 3]);
-    const [dead] = await queue.deadLetters();
-    expect(dead).toMatchObject({
-      deliveryId: job.delivery.deliveryId,
-      event: 'message.delivered',
-      attempts: 3,
-      lastError: 'downstream down (try 3)',
-    });
-    expect(dead?.failedAt).toBeInstanceOf(Date);
-  });
-
   it('dead-letters a "dead" result at once, and replays one or all of them', async () => {
     const queue = open('dead');
     const jobs = [queued(), queued(), queued()];

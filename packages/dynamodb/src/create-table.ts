@@ -1,11 +1,8 @@
 import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { refuseRenamedOptions } from '@hookline/core/adapter';
 import { DYNAMODB_ATTRIBUTES, type DynamoDbClientLike } from './dynamodb-store';
 
-/** Options of `createDynamoDbTable()`. */
-export interface CreateDynamoDbTableOptions {
-  /** The table's name. */
-  table: string;
+/** Options of `store.setup()`. */
+export interface DynamoDbSetupOptions {
   /**
    * Turn on DynamoDB's Time to Live on the `ttl` attribute, so completed deliveries and old leases are
    * deleted (within a few days of expiring, at no write cost). Expiry itself never waits for it: the
@@ -25,18 +22,11 @@ function errorName(error: unknown): string | undefined {
 }
 
 /**
- * Creates the table `dynamoDbStore()` uses (partition key `pk`, a string; on-demand capacity), waits
- * until it is ACTIVE and turns Time to Live on for its `ttl` attribute. A table that already exists is
- * left as it is, so this is safe to call on every deployment; resolves whether it created the table.
- * `store.setup()` calls it with the defaults.
- * In infrastructure-as-code, declare the same: `pk` (S) as the hash key, TTL on `ttl`.
- *
- * @example
- * await createDynamoDbTable(new DynamoDBClient({}), { table: 'hookline-deliveries' });
+ * What `store.setup()` does: creates the table (partition key `pk`, a string; on-demand capacity),
+ * waits until it is ACTIVE and turns Time to Live on for its `ttl` attribute. A table that already
+ * exists is left as it is; resolves whether it created the table.
  */
-export async function createDynamoDbTable(client: DynamoDbClientLike, options: CreateDynamoDbTableOptions): Promise<boolean> {
-  refuseRenamedOptions('createDynamoDbTable', options, { tableName: 'table' });
-  const { table: tableName } = options;
+export async function createTable(client: DynamoDbClientLike, tableName: string, options: DynamoDbSetupOptions = {}): Promise<boolean> {
   let created = true;
   try {
     await client.send(
@@ -56,7 +46,7 @@ export async function createDynamoDbTable(client: DynamoDbClientLike, options: C
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
     if (Table?.TableStatus === 'ACTIVE') break;
     if (Date.now() > deadline)
-      throw new Error(`createDynamoDbTable: ${tableName} is still ${Table?.TableStatus} after ${options.timeoutMs ?? 60_000} ms`);
+      throw new Error(`dynamoDbStore.setup(): ${tableName} is still ${Table?.TableStatus} after ${options.timeoutMs ?? 60_000} ms`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   if (created && options.timeToLive !== false) {

@@ -9,7 +9,6 @@ import { describeStoreConformance } from '@hookline/testing/conformance';
 // @ts-expect-error dynalite ships no types
 import dynalite from 'dynalite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDynamoDbTable } from './create-table';
 import { type DynamoDbClientLike, dynamoDbStore } from './dynamodb-store';
 
 // On Node 20 the SDK warns, once per process, that its releases after January 2027 will need Node 22:
@@ -77,8 +76,9 @@ function counted(inner: DynamoDbClientLike): DynamoDbClientLike & { sent: string
 const admin = client();
 beforeAll(async () => {
   // dynalite has no UpdateTimeToLive: the TTL attribute is written all the same.
-  expect(await createDynamoDbTable(admin, { table: tableName, timeToLive: false })).toBe(true);
-  expect(await createDynamoDbTable(admin, { table: tableName, timeToLive: false })).toBe(false); // safe to repeat
+  const store = dynamoDbStore({ client: admin, table: tableName });
+  expect(await store.setup({ timeToLive: false })).toBe(true);
+  expect(await store.setup({ timeToLive: false })).toBe(false); // safe to repeat
 });
 afterAll(async () => {
   await admin.send(new DeleteTableCommand({ TableName: tableName }));
@@ -88,7 +88,7 @@ afterAll(async () => {
 
 describe('dynamoDbStore', () => {
   it('sets up an existing table as it is, and names the new option for an old one', async () => {
-    await expect(dynamoDbStore({ client: admin, table: tableName }).setup()).resolves.toBeUndefined();
+    await expect(dynamoDbStore({ client: admin, table: tableName }).setup()).resolves.toBe(false); // left as it is
     expect(() => dynamoDbStore({ client: admin, tableName } as never)).toThrow(new TypeError('dynamoDbStore: `tableName` is now `table`'));
   });
 

@@ -8,7 +8,7 @@ import {
   StoreDataError,
   wellFormedKey,
 } from '@hookline/core/adapter';
-import { createDynamoDbTable } from './create-table';
+import { createTable, type DynamoDbSetupOptions } from './create-table';
 
 /** The one method of the AWS SDK v3 `DynamoDBClient` the store calls (any v3 client fits). */
 export interface DynamoDbClientLike {
@@ -20,7 +20,7 @@ export interface DynamoDbClientLike {
 export interface DynamoDbStoreOptions {
   /** A `DynamoDBClient` from `@aws-sdk/client-dynamodb` v3. The store never destroys or reconfigures it. */
   client: DynamoDbClientLike;
-  /** The table, made by `store.setup()`, `createDynamoDbTable()` or to its description: partition key `pk` (string). */
+  /** The table, made by `store.setup()` or to its description: partition key `pk` (string). */
   table: string;
   /**
    * How long a lease or released record outlives its lease before DynamoDB's TTL may delete it, so a
@@ -41,10 +41,13 @@ export interface DynamoDbStoreOptions {
 export interface DynamoDbStore extends IdempotencyStore {
   /**
    * Creates the table when it is absent (partition key `pk`, on-demand capacity, Time to Live on `ttl`)
-   * and waits until it is ACTIVE; an existing table is left as it is. `createDynamoDbTable()` is the
-   * same with its options (no Time to Live, another wait).
+   * and waits until it is ACTIVE; an existing table is left as it is, so a deployment script may call it
+   * every time. Resolves whether it created the table.
+   *
+   * @example
+   * await dynamoDbStore({ client, table: 'hookline-deliveries' }).setup({ timeoutMs: 120_000 });
    */
-  setup(): Promise<void>;
+  setup(options?: DynamoDbSetupOptions): Promise<boolean>;
   readVersion(key: string): Promise<number | undefined>;
   advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
 }
@@ -249,8 +252,8 @@ export function dynamoDbStore(options: DynamoDbStoreOptions): DynamoDbStore {
       const until = now() + ms('leaseMs', leaseMs);
       return owned(key, token, 'SET #le = :le, #ttl = :ttl', { ':le': n(until), ':ttl': ttlSeconds(until + keep) });
     },
-    async setup() {
-      await createDynamoDbTable(client, { table: tableName });
+    setup(options) {
+      return createTable(client, tableName, options);
     },
     async readVersion(key) {
       const item = versionKey(key);

@@ -8,4 +8,4 @@ export {
   type DynamoDbClientLike,
 } from './dynamodb-store';
 // Its table
-export { createDynamoDbTable, type CreateDynamoDbTableOptions } from './create-table';
+export type { DynamoDbSetupOptions } from './create-table';
