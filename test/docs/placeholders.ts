@@ -34,4 +34,6 @@ declare const Deno: { serve(handler: (request: Request) => Response | Promise<Re
  */
 export const PLACEHOLDER_MODULES: Record<string, string> = {
   'slow-thing.ts': 'export declare function slowThing(...args: unknown[]): Promise<void>;\n',
+  // A Lambda function's module, as the reader's handler.ts exports it.
+  'handler.ts': "export declare const handler: import('@hookline/aws-lambda').LambdaWebhookHandler;\n",
 };

@@ -121,6 +121,7 @@ const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
 const AWS_LAMBDA_EXPORTS = ['webhookHandler'];
+const AWS_LAMBDA_LOCAL_EXPORTS = ['functionUrlEvent', 'serveFunctionUrl'];
 const DYNAMODB_EXPORTS = ['DYNAMODB_ATTRIBUTES', 'DYNAMODB_VERSION_PREFIX', 'dynamoDbStore'];
 const CLOUDFLARE_EXPORTS = ['HooklineStoreObject', 'cloudflareQueue', 'durableObjectStore', 'queueConsumer'];
 
@@ -149,6 +150,7 @@ const PINNED: Record<string, readonly string[]> = {
   '@hookline/cli': CLI_EXPORTS,
   '@hookline/otel': OTEL_EXPORTS,
   '@hookline/aws-lambda': AWS_LAMBDA_EXPORTS,
+  '@hookline/aws-lambda/local': AWS_LAMBDA_LOCAL_EXPORTS,
   '@hookline/dynamodb': DYNAMODB_EXPORTS,
   '@hookline/cloudflare': CLOUDFLARE_EXPORTS,
 };

@@ -7,62 +7,17 @@
  *
  *   PORT=3000 WEBHOOK_SECRET=whsec_demo QUEUE_URL=https://sqs.eu-west-1.amazonaws.com/…/hookline pnpm --filter example-lambda-sqs start
  */
-import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import { DeleteMessageCommand, GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, SQSRecord } from 'aws-lambda';
+import { serveFunctionUrl } from '@hookline/aws-lambda/local';
+import type { SQSRecord } from 'aws-lambda';
 import { handler as web } from './web';
 import { handler as worker } from './worker';
 
 const port = Number(process.env.PORT ?? 3000);
 const queueUrl = process.env.QUEUE_URL as string;
 
-function functionUrlEvent(request: http.IncomingMessage, body: Buffer): APIGatewayProxyEventV2 {
-  const url = new URL(request.url ?? '/', `http://${request.headers.host ?? '127.0.0.1'}`);
-  const headers = Object.fromEntries(
-    Object.entries(request.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : (value ?? '')]),
-  );
-  const now = new Date();
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
-    headers,
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'local',
-      domainName: url.host,
-      domainPrefix: 'local',
-      http: {
-        method: request.method ?? 'GET',
-        path: url.pathname,
-        protocol: 'HTTP/1.1',
-        sourceIp: '127.0.0.1',
-        userAgent: request.headers['user-agent'] ?? '',
-      },
-      requestId: randomUUID(),
-      routeKey: '$default',
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    body: body.toString('base64'),
-    isBase64Encoded: true,
-  };
-}
-
-const server = http
-  .createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', async () => {
-      const result = (await web(functionUrlEvent(request, Buffer.concat(chunks)))) as APIGatewayProxyStructuredResultV2;
-      response.writeHead(result.statusCode ?? 200, result.headers as http.OutgoingHttpHeaders);
-      response.end(result.body);
-    });
-  })
-  .listen(port, '127.0.0.1', () => console.error(`example-lambda-sqs: a Function URL stand-in on http://127.0.0.1:${port}/webhooks`));
+const server = await serveFunctionUrl(web, { port });
+console.error(`example-lambda-sqs: a Function URL stand-in on http://127.0.0.1:${port}/webhooks`);
 
 // The event source mapping: batches of up to 10, long polls, ReportBatchItemFailures.
 const sqs = new SQSClient({});
