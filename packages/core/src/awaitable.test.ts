@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { isPromiseLike, mapAwaitable } from './awaitable';
+import { describe, expect, it, vi } from 'vitest';
+import { isPromiseLike, mapAwaitable, thenStep } from './awaitable';
 
 describe('isPromiseLike', () => {
   it('tells a thenable from a plain value', () => {
@@ -75,5 +75,55 @@ describe('mapAwaitable', () => {
       ),
     ).toThrow('second');
     expect(calls).toBe(1);
+  });
+});
+
+describe('thenStep', () => {
+  const state = { name: 'state' };
+  const attempt = { name: 'attempt' };
+  const seen = (label: string) => (s: typeof state, a: typeof attempt, value: unknown) => `${label}:${s.name}:${a.name}:${String(value)}`;
+
+  it('hands a plain value on in the same turn, with the step arguments', () => {
+    expect(thenStep(state, attempt, () => 1, seen('value'), seen('error'))).toBe('value:state:attempt:1');
+  });
+
+  it('hands a promised value on when it settles', async () => {
+    const result = thenStep(state, attempt, async () => 2, seen('value'), seen('error'));
+    expect(isPromiseLike(result)).toBe(true);
+    await expect(result).resolves.toBe('value:state:attempt:2');
+  });
+
+  it("hands the call's synchronous throw and its rejection to onError", async () => {
+    const boom = () => {
+      throw 'thrown';
+    };
+    expect(thenStep(state, attempt, boom, seen('value'), seen('error'))).toBe('error:state:attempt:thrown');
+    await expect(thenStep(state, attempt, () => Promise.reject('rejected'), seen('value'), seen('error'))).resolves.toBe(
+      'error:state:attempt:rejected',
+    );
+  });
+
+  it("never sends onValue's throw to onError, in either path", async () => {
+    const onError = vi.fn(seen('error'));
+    const fails = () => {
+      throw new Error('a bug in the step');
+    };
+    expect(() => thenStep(state, attempt, () => 1, fails, onError)).toThrow('a bug in the step');
+    await expect(thenStep(state, attempt, async () => 1, fails, onError)).rejects.toThrow('a bug in the step');
+    expect(onError).not.toHaveBeenCalled();
+  });
+
+  it('without onError, lets a throw out and leaves a rejection rejected', async () => {
+    expect(() =>
+      thenStep(
+        state,
+        attempt,
+        () => {
+          throw new Error('out');
+        },
+        seen('value'),
+      ),
+    ).toThrow('out');
+    await expect(thenStep(state, attempt, () => Promise.reject(new Error('late')), seen('value'))).rejects.toThrow('late');
   });
 });

@@ -7,7 +7,7 @@
  */
 import * as answers from '../answers';
 import type { Attempt } from '../attempt';
-import { type Awaitable, isPromiseLike, mapAwaitable } from '../awaitable';
+import { type Awaitable, isPromiseLike, mapAwaitable, thenStep } from '../awaitable';
 import { emit, hasListeners, nextToken, type ReceiverState, reportError } from '../receiver-state';
 import { type ClaimResult, StoreDataError } from '../store';
 import { boundStoreCall, StoreTimeoutError, storeCallStart } from '../store-call';
@@ -22,19 +22,7 @@ import { waitRefusal } from './guard-refusals';
  * refused).
  */
 export function claim(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer | undefined> {
-  let result: Awaitable<ClaimResult>;
-  try {
-    result = takeLease(state, attempt);
-  } catch (error) {
-    return storeFailed(state, attempt, error);
-  }
-  if (isPromiseLike(result)) {
-    return result.then(
-      (value) => claimed(state, attempt, value),
-      (error: unknown) => storeFailed(state, attempt, error),
-    );
-  }
-  return claimed(state, attempt, result);
+  return thenStep(state, attempt, takeLease, claimed, storeFailed);
 }
 
 function takeLease(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResult> {

@@ -6,7 +6,7 @@
  * stays what the handlers earned.
  */
 import type { Attempt } from '../attempt';
-import { type Awaitable, isPromiseLike } from '../awaitable';
+import { type Awaitable, thenStep } from '../awaitable';
 import type { HandlerOutcome } from '../in-flight';
 import { type ReceiverState, reportError } from '../receiver-state';
 import { boundStoreCall, storeCallStart } from '../store-call';
@@ -27,25 +27,23 @@ export function completionRetentionMs(state: ReceiverState, attempt: Attempt): n
 
 /** Completes or releases the record; synchronous when the store answers at once. */
 export function record(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcome): void | Promise<void> {
-  const { store, storeTimeoutMs } = state.config;
-  const operation = outcome === undefined ? 'complete' : 'release';
+  return thenStep(state, attempt, outcome === undefined ? completeRecord : releaseRecord, checkOwned, recordFailed);
+}
+
+function completeRecord(state: ReceiverState, attempt: Attempt): Awaitable<boolean> {
   const startedAt = storeCallStart(attempt);
-  let owned: Awaitable<boolean>;
-  try {
-    owned =
-      outcome === undefined
-        ? store.complete(attempt.key, attempt.token, completionRetentionMs(state, attempt))
-        : store.release(attempt.key, attempt.token);
-    owned = boundStoreCall(attempt, operation, startedAt, storeTimeoutMs, owned);
-  } catch (error) {
-    reportError(state, error, { phase: 'store', delivery: attempt.delivery });
-    return;
-  }
-  if (!isPromiseLike(owned)) return checkOwned(state, attempt, owned);
-  return owned.then(
-    (value) => checkOwned(state, attempt, value),
-    (error: unknown) => reportError(state, error, { phase: 'store', delivery: attempt.delivery }),
-  );
+  const owned = state.config.store.complete(attempt.key, attempt.token, completionRetentionMs(state, attempt));
+  return boundStoreCall(attempt, 'complete', startedAt, state.config.storeTimeoutMs, owned);
+}
+
+function releaseRecord(state: ReceiverState, attempt: Attempt): Awaitable<boolean> {
+  const startedAt = storeCallStart(attempt);
+  const owned = state.config.store.release(attempt.key, attempt.token);
+  return boundStoreCall(attempt, 'release', startedAt, state.config.storeTimeoutMs, owned);
+}
+
+function recordFailed(state: ReceiverState, attempt: Attempt, error: unknown): void {
+  reportError(state, error, { phase: 'store', delivery: attempt.delivery });
 }
 
 function checkOwned(state: ReceiverState, attempt: Attempt, owned: boolean): void {

@@ -19,7 +19,7 @@
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { type Attempt, dropLease, holdLease } from '../attempt';
-import { type Awaitable, isPromiseLike } from '../awaitable';
+import type { Awaitable } from '../awaitable';
 import type { DeliveryContext } from '../context';
 import { PermanentFailure } from '../errors';
 import type { Delivery } from '../events';
@@ -263,16 +263,14 @@ async function call(
   const delivery = entry.schema === undefined ? attempt.delivery : await validated(attempt, entry, entry.schema);
   const handler = entry.handler as (delivery: unknown, context: unknown) => unknown;
   if (!entry.transactional) {
-    const result = handler(delivery, context);
-    if (isPromiseLike(result)) await result;
+    await handler(delivery, context);
     return;
   }
   const transaction = store(state).transaction as NonNullable<IdempotencyStore['transaction']>;
   const completion = { key: completionKey as string, token: attempt.token, retentionMs: completionRetentionMs(state, attempt) };
   const { completed } = await transaction(
     async (tx) => {
-      const result = handler(delivery, Object.create(context, { transaction: { value: tx, enumerable: true } }));
-      if (isPromiseLike(result)) await result;
+      await handler(delivery, Object.create(context, { transaction: { value: tx, enumerable: true } }));
     },
     version === undefined ? completion : { ...completion, version },
   );
@@ -303,8 +301,7 @@ function releaseLease(state: ReceiverState, attempt: Attempt, key: string): Prom
 
 /** The delivery with `data` replaced by the schema's output, or a failure naming each issue's path. */
 async function validated(attempt: Attempt, entry: HandlerEntry, schema: StandardSchemaV1): Promise<unknown> {
-  let result = schema['~standard'].validate(attempt.delivery.data);
-  if (isPromiseLike(result)) result = await result;
+  const result = await schema['~standard'].validate(attempt.delivery.data);
   if (result.issues === undefined) return { ...attempt.delivery, data: result.value };
   const described = result.issues.map((issue) => `data${pathOf(issue)}: ${issue.message}`).join('; ');
   const message = `the ${attempt.delivery.event} payload does not match ${entry.name ?? 'the handler'}'s schema: ${described}`;

@@ -7,7 +7,7 @@
  */
 import type { Attempt } from '../attempt';
 import * as answers from '../answers';
-import { type Awaitable, isPromiseLike } from '../awaitable';
+import { type Awaitable, isPromiseLike, thenStep } from '../awaitable';
 import { DeliveryContext, timeoutError } from '../context';
 import { runInOrder } from '../dispatch';
 import { DEADLINE, type HandlerOutcome, OVERRUN, watchHandlers } from '../in-flight';
@@ -21,8 +21,7 @@ type RunResult = HandlerOutcome | typeof DEADLINE | typeof OVERRUN;
 
 /** Runs the handlers, then settles: the attempt's answer. */
 export function runHandlers(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
-  const result = startHandlers(state, attempt);
-  return isPromiseLike(result) ? result.then((value) => ended(state, attempt, value)) : ended(state, attempt, result);
+  return thenStep(state, attempt, startHandlers, ended);
 }
 
 function ended(state: ReceiverState, attempt: Attempt, result: RunResult): Awaitable<answers.ReceiverAnswer> {
