@@ -115,7 +115,7 @@ const TESTING_EXPORTS = [
   'toBytes',
 ];
 /** @hookline/testing/conformance: the vitest-based suites every store and queue backend passes. */
-const TESTING_CONFORMANCE_EXPORTS = ['describeQueueConformance', 'describeStoreConformance', 'describeVersionedTransactions'];
+const TESTING_CONFORMANCE_EXPORTS = ['describeQueueConformance', 'describeStoreConformance', 'describeSqlTransactions'];
 
 const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];

@@ -43,64 +43,6 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() and version rec
     await pool.end();
   });
 
-  it("commits the work and the completion together, on one of the pool's connections", async () => {
-    const k = key('commit');
-    const t = randomUUID();
-    expect(await store.claim(k, t, LONG_MS)).toEqual({ state: 'acquired', attempt: 1 });
-    const answer = await store.transaction!(
-      async (tx) => {
-        await (tx as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [k]);
-        // Not visible outside the transaction before it commits.
-        expect(await rowsOf(k)).toBe(0);
-        return 'done';
-      },
-      { key: k, token: t, retentionMs: LONG_MS },
-    );
-    expect(answer).toEqual({ value: 'done', completed: true });
-    expect(await rowsOf(k)).toBe(1);
-    expect(await store.claim(k, randomUUID(), LONG_MS)).toEqual({ state: 'completed' });
-    expect(pool.totalCount - pool.idleCount).toBe(0); // the connection went back
-  });
-
-  it('rolls back and rethrows when the work throws, leaving the lease to its token', async () => {
-    const k = key('throw');
-    const t = randomUUID();
-    await store.claim(k, t, LONG_MS);
-    const failure = new Error('handler failed after its insert');
-    await expect(
-      store.transaction!(
-        async (tx) => {
-          await (tx as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [k]);
-          throw failure;
-        },
-        { key: k, token: t, retentionMs: LONG_MS },
-      ),
-    ).rejects.toBe(failure);
-    expect(await rowsOf(k)).toBe(0);
-    expect(await store.release(k, t)).toBe(true); // still leased by t: not completed
-    expect(await store.claim(k, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
-    expect(pool.totalCount - pool.idleCount).toBe(0);
-  });
-
-  it('rolls back and answers completed: false when another claim took the lease over meanwhile', async () => {
-    const k = key('lost');
-    const t = randomUUID();
-    await store.claim(k, t, 100);
-    const answer = await store.transaction!(
-      async (tx) => {
-        await (tx as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [k]);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        // The lease ended while the work ran; another attempt takes the delivery.
-        expect(await store.claim(k, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
-        return 1;
-      },
-      { key: k, token: t, retentionMs: LONG_MS },
-    );
-    expect(answer).toEqual({ value: 1, completed: false });
-    expect(await rowsOf(k)).toBe(0);
-    expect((await store.claim(k, randomUUID(), LONG_MS)).state).toBe('in_progress');
-  });
-
   it('makes a claim that comes while the completion holds the row wait for the commit, then answer completed', async () => {
     const k = key('race');
     const t = randomUUID();
@@ -126,29 +68,6 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() and version rec
     const client = new pg.Client({ connectionString: DATABASE_URL });
     expect(postgresStore({ client: client }).transaction).toBeUndefined();
     expect(typeof store.transaction).toBe('function');
-  });
-
-  it('runs a transactional handler end to end: a failed attempt leaves no row, the retry commits one', async () => {
-    const receiver = createReceiver({ secret: SECRET, store }).onError(() => {});
-    let runs = 0;
-    receiver.on(
-      'message.delivered',
-      async (delivery, context) => {
-        runs++;
-        await (context.transaction as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [delivery.deliveryId]);
-        if (runs === 1) throw new Error('fails after its insert');
-      },
-      { name: 'record', transactional: true },
-    );
-    const input = signed('message.delivered', { messageId: 'msg_1' });
-    const id = String(input.headers['x-service-delivery-id' as keyof typeof input.headers]);
-    expect((await receiver.handle(input)).status).toBe(500);
-    expect(await rowsOf(id)).toBe(0);
-    expect((await receiver.handle(input)).status).toBe(200);
-    expect(await rowsOf(id)).toBe(1);
-    const duplicate = await receiver.handle(input);
-    expect(duplicate.status).toBe(200);
-    expect(runs).toBe(2);
   });
 
   it('advances a guarded transactional handler’s version in its transaction, end to end: an older delivery is then skipped', async () => {

@@ -2,6 +2,6 @@
 // are served only as `@hookline/testing/conformance`; the package root stays free of any test runner.
 export { describeStoreConformance } from './describe-store-conformance';
 export { describeQueueConformance } from './describe-queue-conformance';
-export { describeVersionedTransactions, type VersionedTransactionsUnderTest } from './describe-versioned-transactions';
+export { describeSqlTransactions, type SqlTransactionsUnderTest } from './describe-sql-transactions';
 export type { QueueConformanceOptions, QueueSettings, QueueUnderTest } from './describe-queue-conformance';
 export type { StoreConformanceOptions, StoreUnderTest } from './describe-store-conformance';

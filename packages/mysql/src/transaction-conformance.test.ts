@@ -1,9 +1,9 @@
-// The MySQL store's transaction() with a version advance, through the shared conformance tests
+// The MySQL store's transaction(), with and without a version advance, through the shared conformance tests
 // (@hookline/testing/conformance): on the shared server, in tables of this run's own, dropped afterwards. What
 // is the database's own here: how a row is written and counted, and how a connection is ended.
 import { randomUUID } from 'node:crypto';
 import { requireServer } from '@hookline/testing';
-import { describeVersionedTransactions } from '@hookline/testing/conformance';
+import { describeSqlTransactions } from '@hookline/testing/conformance';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { mysqlStore } from './mysql-store';
@@ -12,7 +12,7 @@ const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 const server = await requireServer('MySQL/MariaDB', MYSQL_URL, { defaultPort: 3306 });
 const table = `hookline_txv_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
 const rowsTable = `\`${table}_rows\``;
-describe.skipIf(!server.reachable)('mysqlStore: transaction() with a version advance', () => {
+describe.skipIf(!server.reachable)('mysqlStore: transaction() (the SQL transaction conformance tests)', () => {
   const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 4 });
   const store = mysqlStore({ client: pool, table });
 
@@ -25,7 +25,7 @@ describe.skipIf(!server.reachable)('mysqlStore: transaction() with a version adv
     await pool.end();
   });
 
-  describeVersionedTransactions({
+  describeSqlTransactions({
     store,
     insert: (connection, id) => (connection as mysql.PoolConnection).query(`INSERT INTO ${rowsTable} (id) VALUES (?)`, [id]),
     rowsOf: async (id) => ((await pool.query(`SELECT count(*) AS n FROM ${rowsTable} WHERE id = ?`, [id]))[0] as { n: number }[])[0]!.n,

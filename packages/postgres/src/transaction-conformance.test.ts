@@ -1,9 +1,9 @@
-// The Postgres store's transaction() with a version advance, through the shared conformance tests
+// The Postgres store's transaction(), with and without a version advance, through the shared conformance tests
 // (@hookline/testing/conformance): on the shared server, in a schema of this run's own, dropped afterwards. What
 // is the database's own here: how a row is written and counted, and how a connection is ended.
 import { randomUUID } from 'node:crypto';
 import { requireServer } from '@hookline/testing';
-import { describeVersionedTransactions } from '@hookline/testing/conformance';
+import { describeSqlTransactions } from '@hookline/testing/conformance';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { postgresStore } from './postgres-store';
@@ -11,7 +11,7 @@ import { postgresStore } from './postgres-store';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const server = await requireServer('PostgreSQL', DATABASE_URL);
 const schema = `hookline_txv_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-describe.skipIf(!server.reachable)('postgresStore: transaction() with a version advance', () => {
+describe.skipIf(!server.reachable)('postgresStore: transaction() (the SQL transaction conformance tests)', () => {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
   const store = postgresStore({ client: pool, schema });
   const rows = `"${schema}".rows`;
@@ -25,7 +25,7 @@ describe.skipIf(!server.reachable)('postgresStore: transaction() with a version 
     await pool.end();
   });
 
-  describeVersionedTransactions({
+  describeSqlTransactions({
     store,
     insert: (tx, id) => (tx as pg.PoolClient).query(`INSERT INTO ${rows} (id) VALUES ($1)`, [id]),
     rowsOf: async (id) => ((await pool.query(`SELECT count(*)::int AS n FROM ${rows} WHERE id = $1`, [id])).rows[0] as { n: number }).n,

@@ -1,18 +1,19 @@
-// The conformance tests of `transaction()` with a version advance (a transactional handler with an
-// ordering guard): the handler's writes, its completion record and its version record commit together
-// or not at all, and a version that is not a finite number is refused before a connection is borrowed.
-// For stores over a SQL database that lend the handler a connection (`@hookline/postgres`,
-// `@hookline/mysql`); the store's own test gives the database-specific parts.
+// The conformance tests of `transaction()`, for stores over a SQL database that lend a transactional
+// handler a connection (`@hookline/postgres`, `@hookline/mysql`); the store's own test gives the
+// database-specific parts. The handler's writes and its completion record commit together or not at
+// all; with a version advance (a transactional handler with an ordering guard) so does its version
+// record, and a version that is not a finite number is refused before a connection is borrowed.
 import { randomUUID } from 'node:crypto';
-import type { IdempotencyStore } from '@hookline/core';
+import { createReceiver, type IdempotencyStore } from '@hookline/core';
 import { StoreDataError } from '@hookline/core/adapter';
 import { expect, it } from 'vitest';
+import { createSignedPayload } from '../signed-request';
 
 /** A store with `transaction()`, `readVersion()` and `advanceVersion()`. */
 type TransactionalStore = IdempotencyStore & Required<Pick<IdempotencyStore, 'transaction' | 'readVersion' | 'advanceVersion'>>;
 
 /** The store under test and the database-specific parts the tests need. */
-export interface VersionedTransactionsUnderTest {
+export interface SqlTransactionsUnderTest {
   /** The store, its tables set up (the suite does not create or drop anything). */
   store: IdempotencyStore;
   /** Writes a row with `id` to a table of the test's own, through the connection `transaction()` lends. */
@@ -51,12 +52,12 @@ const rejectionOf = (promise: Promise<unknown>): Promise<unknown> =>
  * tears down its database around them.
  *
  * @example
- * describe('postgresStore: transaction() with a version advance', () => {
+ * describe('postgresStore: transaction()', () => {
  *   beforeAll(() => store.setup());
- *   describeVersionedTransactions({ store, insert, rowsOf, counting, killingBefore });
+ *   describeSqlTransactions({ store, insert, rowsOf, counting, killingBefore });
  * });
  */
-export function describeVersionedTransactions(subject: VersionedTransactionsUnderTest): void {
+export function describeSqlTransactions(subject: SqlTransactionsUnderTest): void {
   const { insert, rowsOf } = subject;
   const store = subject.store as TransactionalStore;
 
@@ -68,6 +69,81 @@ export function describeVersionedTransactions(subject: VersionedTransactionsUnde
     const versionKey = `txv:order:h:lin_${randomUUID()}:version`;
     return { key, token, retentionMs: LONG_MS, version: { key: versionKey, version, retentionMs: LONG_MS } };
   }
+
+  /** A leased delivery key: the completion a transaction commits, without a version. */
+  async function leasedPlain(label: string, leaseMs = LONG_MS) {
+    const key = `tx:${label}:wdl_${randomUUID().replaceAll('-', '')}`;
+    const token = randomUUID();
+    expect(await store.claim(key, token, leaseMs)).toEqual({ state: 'acquired', attempt: 1 });
+    return { key, token, retentionMs: LONG_MS };
+  }
+
+  it('commits the work and the completion together', async () => {
+    const completion = await leasedPlain('commit');
+    const answer = await store.transaction(async (connection) => {
+      await insert(connection, completion.key);
+      expect(await rowsOf(completion.key)).toBe(0); // not visible before the commit
+      return 'done';
+    }, completion);
+    expect(answer).toEqual({ value: 'done', completed: true });
+    expect(await rowsOf(completion.key)).toBe(1);
+    expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'completed' });
+    subject.afterCommit?.();
+  });
+
+  it('rolls back and rethrows when the work throws, leaving the lease to its token', async () => {
+    const completion = await leasedPlain('throw');
+    const failure = new Error('handler failed after its insert');
+    await expect(
+      store.transaction(async (connection) => {
+        await insert(connection, completion.key);
+        throw failure;
+      }, completion),
+    ).rejects.toBe(failure);
+    expect(await rowsOf(completion.key)).toBe(0);
+    expect(await store.release(completion.key, completion.token)).toBe(true); // still leased by its token: not completed
+    expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
+    subject.afterCommit?.();
+  });
+
+  it('rolls back and answers completed: false when another claim took the lease over meanwhile', async () => {
+    const completion = await leasedPlain('lost', 100);
+    const answer = await store.transaction(async (connection) => {
+      await insert(connection, completion.key);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // The lease ended while the work ran; another attempt takes the delivery.
+      expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
+      return 1;
+    }, completion);
+    expect(answer).toEqual({ value: 1, completed: false });
+    expect(await rowsOf(completion.key)).toBe(0);
+  });
+
+  it('runs a transactional handler end to end: a failed attempt leaves no row, the retry commits one', async () => {
+    const secret = 'whsec_sql_transactions';
+    const receiver = createReceiver({ secret, store }).onError(() => {});
+    let runs = 0;
+    receiver.on(
+      'message.delivered',
+      async (delivery, context) => {
+        runs++;
+        await insert(context.transaction, delivery.deliveryId);
+        if (runs === 1) throw new Error('fails after its insert');
+      },
+      { name: 'record', transactional: true },
+    );
+    const deliveryId = `wdl_${randomUUID().replaceAll('-', '')}`;
+    const now = new Date().toISOString();
+    const delivery = { event: 'message.delivered', deliveryId, timestamp: now, data: { messageId: 'msg_1', deliveredAt: now } };
+    const { headers, body } = createSignedPayload(delivery, secret);
+    const input = { headers, body: typeof body === 'string' ? new TextEncoder().encode(body) : body };
+    expect((await receiver.handle(input)).status).toBe(500);
+    expect(await rowsOf(deliveryId)).toBe(0);
+    expect((await receiver.handle(input)).status).toBe(200);
+    expect(await rowsOf(deliveryId)).toBe(1);
+    expect((await receiver.handle(input)).status).toBe(200); // a duplicate
+    expect(runs).toBe(2);
+  });
 
   it('commits the work, the completion and the version together', async () => {
     const completion = await leased('commit');
