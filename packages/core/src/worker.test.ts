@@ -199,7 +199,7 @@ describe('what the worker tells the queue', () => {
     expect(await run(job())).toEqual({ status: 'dead', reason: 'PermanentFailure: unknown message' });
   });
 
-  it("a retry (rejection) with the handler's own error, or an Error carrying what it threw", async () => {
+  it("a retry (rejection) naming the handler's error and its class, its own error as the cause, or an Error carrying what it threw", async () => {
     const { queue, run } = directQueue();
     const failure = new Error('try again');
     let thrown: unknown = failure;
@@ -209,7 +209,10 @@ describe('what the worker tells the queue', () => {
         throw thrown;
       })
       .work();
-    await expect(run(job())).rejects.toBe(failure);
+    await expect(run(job())).rejects.toThrow(new Error('Error: try again'));
+    await expect(run(job())).rejects.toMatchObject({ cause: failure });
+    thrown = new TypeError('no such field');
+    await expect(run(job())).rejects.toThrow(new Error('TypeError: no such field'));
     thrown = 'a plain string';
     await expect(run(job())).rejects.toThrow(new Error('a plain string'));
   });
@@ -224,7 +227,7 @@ describe('what the worker tells the queue', () => {
         throw thrown;
       })
       .work();
-    await expect(run(job())).rejects.toBe(thrown);
+    await expect(run(job())).rejects.toMatchObject({ message: 'HooklineError: the CRM says the contact is locked', cause: thrown });
     expect(failed).toHaveBeenCalledTimes(1);
     expect(failed.mock.calls[0]?.[0].error).toBe(thrown);
   });

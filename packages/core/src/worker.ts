@@ -85,7 +85,7 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
       // otherwise use their tries up together and be dead-lettered without ever failing).
       const refusal = guardRefusal(result.error);
       if (refusal?.kind === 'wait') return waitFor(refusal, deliveryId, result.claims);
-      throw result.error instanceof Error ? result.error : new Error(errorMessage(result.error));
+      throw failureOf(result.error);
     }
     default:
       throw new Error(`hookline: ${deliveryId} was not processed (the store failed); retry later`);
@@ -118,6 +118,17 @@ function waitFor(refusal: GuardRefusal, deliveryId: string, claims: number): Job
   const delayMs = waitDelayMs(refusal, claims);
   const reason = `${deliveryId} is ${refusal.reason ?? 'busy'}: waiting ${delayMs} ms without spending a try`;
   return { status: 'wait', delayMs, reason };
+}
+
+/**
+ * A handler's failure as the job's rejection, its class named as a PermanentFailure's is (`TypeError:
+ * …`, `Error: …`): queues keep a rejection's message as the dead letter's last error, so without the
+ * name a plain Error read like a bare sentence beside `PermanentFailure: …`. The handler's own error is
+ * the cause.
+ */
+function failureOf(error: unknown): Error {
+  if (!(error instanceof Error)) return new Error(errorMessage(error));
+  return new Error(`${error.name}: ${error.message}`, { cause: error });
 }
 
 function errorMessage(error: unknown): string {

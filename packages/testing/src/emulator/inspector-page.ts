@@ -10,6 +10,7 @@ export const INSPECTOR_PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>hookline emulator · deliveries</title>
+<link rel="icon" href="data:,">
 <style>
   :root { color-scheme: light dark; --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; --muted: #6e7781; --line: #d0d7de; }
   body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 1rem 1.5rem 3rem; }
@@ -55,7 +56,8 @@ export const INSPECTOR_PAGE = `<!doctype html>
     return node;
   }
   const statusClass = (status) => (status === 'succeeded' ? 'ok' : status === 'failed' ? 'warn' : 'bad');
-  const time = (iso) => (iso ? new Date(iso).toLocaleTimeString() : '');
+  // ISO 8601 in UTC, to the second, as the CLI prints times: a date and a zone, whatever the browser's locale.
+  const time = (iso) => (iso ? new Date(iso).toISOString().slice(0, 19) + 'Z' : '');
   $('#base').textContent = 'API at ' + location.origin + '/v1';
 
   async function post(path, body) {

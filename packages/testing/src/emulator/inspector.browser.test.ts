@@ -63,6 +63,10 @@ afterAll(async () => {
 
 it.skipIf(executablePath === undefined)('triggers an event, shows its attempt, replays it and shows the duplicate answer', async () => {
   const page = await browser.newPage();
+  const failedRequests: string[] = [];
+  page.on('response', (response) => {
+    if (response.status() >= 400) failedRequests.push(`${response.status()} ${response.url()}`);
+  });
   await page.goto(emulator.inspectorUrl);
   await expect.poll(() => page.locator('#live').textContent(), { timeout: 15_000 }).toContain('live');
   await expect.poll(() => page.locator('#webhooks tbody tr').count(), { timeout: 15_000 }).toBe(1);
@@ -77,6 +81,8 @@ it.skipIf(executablePath === undefined)('triggers an event, shows its attempt, r
   expect(await rows.nth(0).locator('.status').textContent()).toBe('succeeded');
   expect(await rows.nth(0).locator('.code').textContent()).toBe('200');
   expect(await rows.nth(0).locator('.latency').textContent()).toMatch(/^\d+\.\d ms$/);
+  // Times as the CLI prints them: a date and a zone (UTC), not the browser's local clock time alone.
+  expect(await rows.nth(0).textContent()).toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/);
   const deliveryId = await card.locator('.delivery-id').textContent();
   expect(deliveryId).toBe(emulator.deliveries()[0]!.deliveryId);
 
@@ -84,4 +90,5 @@ it.skipIf(executablePath === undefined)('triggers an event, shows its attempt, r
   await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(2);
   expect(await rows.nth(1).locator('.answer').textContent()).toBe('{"ok":true,"duplicate":true}');
   expect(await rows.nth(1).textContent()).toContain('replay');
+  expect(failedRequests).toEqual([]); // no favicon 404, nothing else refused
 });
