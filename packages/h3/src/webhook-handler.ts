@@ -137,6 +137,8 @@ async function serveV2(receiver: ReceiverEndpoint, event: H3V2EventLike, bodyOpt
   try {
     answer = await answerV2(receiver, event, bodyOptions);
   } catch (error) {
+    // Not core's answerRequest, which answers every error: an error of h3's own (bodyLimit()'s 413 while
+    // it streams the body) must reach h3, which answers it; only hookline's refusals are answered here.
     if (!HooklineError.is(error)) throw error;
     answer = receiver.answerError(error);
   }
