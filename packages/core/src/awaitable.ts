@@ -37,8 +37,8 @@ export function mapAwaitable<T, R>(
  * A step's call and what follows it, with "value or promise?" decided here rather than in the step:
  * runs `call(state, attempt)`, then `onValue` with its value, now or once the promise settles.
  * `onError` gets what `call` threw or rejected with (never what `onValue` throws: that is a bug of the
- * step's and goes to the pipeline, as in either path); without it, those go to the pipeline too. Takes the step's two arguments rather than a
- * closure, so the synchronous path allocates nothing.
+ * step's and goes to the pipeline, as in either path); without it, those go to the pipeline too. It
+ * takes the step's two arguments rather than a closure, so the synchronous path allocates nothing.
  *
  * @example
  * return thenStep(state, attempt, takeLease, claimed, storeFailed);
