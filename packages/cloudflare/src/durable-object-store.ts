@@ -1,5 +1,5 @@
-import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { checkVersion, refuseRenamedOptions, StoreDataError } from '@hookline/core/adapter';
+import type { ClaimResult } from '@hookline/core';
+import { checkVersion, refuseRenamedOptions, StoreDataError, type VersionedStore } from '@hookline/core/adapter';
 import { objectStubs } from './object-stubs';
 import { DATA_ERROR_STATUS, keyProblem, type StoreOperation } from './protocol';
 
@@ -35,10 +35,7 @@ export interface DurableObjectStoreOptions {
 }
 
 /** A Durable Object store: nothing to set up (the objects make their tables), prune or close. */
-export interface DurableObjectStore extends IdempotencyStore {
-  readVersion(key: string): Promise<number | undefined>;
-  advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
-}
+export type DurableObjectStore = VersionedStore;
 
 /**
  * An idempotency store for Cloudflare Workers, kept in Durable Objects (the `HooklineStoreObject` class,

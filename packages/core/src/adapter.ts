@@ -49,6 +49,7 @@ export {
   StoreDataError,
   checkVersion,
   type IdempotencyStore,
+  type VersionedStore,
   type ClaimResult,
   type Awaitable,
   type TransactionCompletion,

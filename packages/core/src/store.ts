@@ -62,6 +62,16 @@ export interface IdempotencyStore {
   transaction?<T>(work: (transaction: unknown) => Promise<T>, completion: TransactionCompletion): Promise<{ value: T; completed: boolean }>;
 }
 
+/**
+ * A store over the network that keeps version records (ordering guards): `IdempotencyStore` with both
+ * version methods given and asynchronous. A store's own type extends it (`interface PostgresStore
+ * extends VersionedStore`), so their signatures are written once.
+ */
+export interface VersionedStore extends IdempotencyStore {
+  readVersion(key: string): Promise<number | undefined>;
+  advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
+}
+
 export { isPromiseLike } from './awaitable';
 
 const STORE_DATA_ERROR = Symbol.for('hookline.store-data-error');

@@ -1,11 +1,12 @@
 import { type AttributeValue, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type { ClaimResult, IdempotencyStore } from '@hookline/core';
+import type { ClaimResult } from '@hookline/core';
 import {
   checkVersion,
   DEFAULT_RETENTION_MS,
   positiveMs,
   refuseRenamedOptions,
   StoreDataError,
+  type VersionedStore,
   wellFormedKey,
 } from '@hookline/core/adapter';
 import { createTable, type DynamoDbSetupOptions } from './create-table';
@@ -38,7 +39,7 @@ export interface DynamoDbStoreOptions {
 }
 
 /** A DynamoDB store, plus the set-up of its table. */
-export interface DynamoDbStore extends IdempotencyStore {
+export interface DynamoDbStore extends VersionedStore {
   /**
    * Creates the table when it is absent (partition key `pk`, on-demand capacity, Time to Live on `ttl`)
    * and waits until it is ACTIVE; an existing table is left as it is, so a deployment script may call it
@@ -48,8 +49,6 @@ export interface DynamoDbStore extends IdempotencyStore {
    * await dynamoDbStore({ client, table: 'hookline-deliveries' }).setup({ timeoutMs: 120_000 });
    */
   setup(options?: DynamoDbSetupOptions): Promise<boolean>;
-  readVersion(key: string): Promise<number | undefined>;
-  advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
 }
 
 /** The item's attribute names. `ttl` is the one to enable DynamoDB's Time to Live on. */

@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { batchQueue, DEFAULT_RETENTION_MS, positiveMs, refuseRenamedOptions, StoreDataError, wellFormedKey } from '@hookline/core/adapter';
+import type { ClaimResult } from '@hookline/core';
+import {
+  batchQueue,
+  DEFAULT_RETENTION_MS,
+  positiveMs,
+  refuseRenamedOptions,
+  StoreDataError,
+  type VersionedStore,
+  wellFormedKey,
+} from '@hookline/core/adapter';
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { MAX_KEY_BYTES, MAX_TOKEN_BYTES, qualifiedTable, schemaSql, type TableLocation } from './schema';
 import { MAX_CLAIM_BATCH, OUTCOME, PRUNE_CHUNK, statements } from './statements';
@@ -50,7 +58,7 @@ export interface MysqlStoreOptions extends TableLocation {
 }
 
 /** A MySQL store, plus its schema and housekeeping. */
-export interface MysqlStore extends IdempotencyStore {
+export interface MysqlStore extends VersionedStore {
   /** `` `schema`.`table` `` as used in every statement. */
   readonly table: string;
   /** Creates the table and its index if they are absent (safe to run from every process at start-up). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { batchQueue, DEFAULT_RETENTION_MS, positiveMs, refuseRenamedOptions } from '@hookline/core/adapter';
+import type { ClaimResult } from '@hookline/core';
+import { batchQueue, DEFAULT_RETENTION_MS, positiveMs, refuseRenamedOptions, type VersionedStore } from '@hookline/core/adapter';
 import { asStoreDataError, checkKey, isDataException } from './data-errors';
 import type { PgPoolLike } from './pg-pool';
 import { qualifiedTable, qualifiedVersionsTable, schemaSql, type TableLocation } from './schema';
@@ -51,16 +51,13 @@ export interface PostgresStoreOptions extends TableLocation {
 }
 
 /** A Postgres store, plus its schema and housekeeping. */
-export interface PostgresStore extends IdempotencyStore {
+export interface PostgresStore extends VersionedStore {
   /** `"schema"."table"` as used in every statement. */
   readonly table: string;
   /** Creates the schema, table and index if they are absent (safe to run from every process at start-up). */
   setup(): Promise<void>;
   /** Deletes the rows nothing needs any more (see `keepMs`); resolves how many. Run it from a cron or timer. */
   prune(): Promise<number>;
-  /** Ordering guards' version records, in `<table>_versions` (versions.ts). */
-  readVersion(key: string): Promise<number | undefined>;
-  advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
 }
 
 const ms = (name: string, value: number): number => positiveMs('postgresStore', name, value);

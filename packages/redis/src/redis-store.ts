@@ -1,5 +1,5 @@
-import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { DEFAULT_RETENTION_MS, positiveMs } from '@hookline/core/adapter';
+import type { ClaimResult } from '@hookline/core';
+import { DEFAULT_RETENTION_MS, positiveMs, type VersionedStore } from '@hookline/core/adapter';
 import { loadScript, scriptRunner, type RedisClientLike } from './redis-client';
 import { checkPrefix, redisKey } from './redis-key';
 import { CLAIM, COMPLETE, EXTEND, RELEASE } from './scripts';
@@ -28,10 +28,7 @@ export interface RedisStoreOptions {
 }
 
 /** A Redis store: Redis expires its keys, so there is nothing to set up, prune or close. */
-export interface RedisStore extends IdempotencyStore {
-  readVersion(key: string): Promise<number | undefined>;
-  advanceVersion(key: string, version: number, retentionMs: number): Promise<boolean>;
-}
+export type RedisStore = VersionedStore;
 
 const SCRIPTS = {
   claim: loadScript(CLAIM),

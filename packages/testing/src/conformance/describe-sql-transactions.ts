@@ -70,54 +70,80 @@ export function describeSqlTransactions(subject: SqlTransactionsUnderTest): void
     return { key, token, retentionMs: LONG_MS, version: { key: versionKey, version, retentionMs: LONG_MS } };
   }
 
-  /** A leased delivery key: the completion a transaction commits, without a version. */
-  async function leasedPlain(label: string, leaseMs = LONG_MS) {
-    const key = `tx:${label}:wdl_${randomUUID().replaceAll('-', '')}`;
-    const token = randomUUID();
-    expect(await store.claim(key, token, leaseMs)).toEqual({ state: 'acquired', attempt: 1 });
-    return { key, token, retentionMs: LONG_MS };
+  /** The same completion without its version: a transactional handler without an ordering guard. */
+  function plain(completion: Awaited<ReturnType<typeof leased>>) {
+    const { version: _version, ...rest } = completion;
+    return rest;
   }
 
-  it('commits the work and the completion together', async () => {
-    const completion = await leasedPlain('commit');
-    const answer = await store.transaction(async (connection) => {
-      await insert(connection, completion.key);
-      expect(await rowsOf(completion.key)).toBe(0); // not visible before the commit
-      return 'done';
-    }, completion);
-    expect(answer).toEqual({ value: 'done', completed: true });
-    expect(await rowsOf(completion.key)).toBe(1);
-    expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'completed' });
-    subject.afterCommit?.();
-  });
+  // Each case with and without a version advance: the two are different statements in every store.
+  for (const versioned of [false, true]) {
+    const what = versioned ? 'the work, the completion and the version' : 'the work and the completion';
 
-  it('rolls back and rethrows when the work throws, leaving the lease to its token', async () => {
-    const completion = await leasedPlain('throw');
-    const failure = new Error('handler failed after its insert');
-    await expect(
-      store.transaction(async (connection) => {
-        await insert(connection, completion.key);
-        throw failure;
-      }, completion),
-    ).rejects.toBe(failure);
-    expect(await rowsOf(completion.key)).toBe(0);
-    expect(await store.release(completion.key, completion.token)).toBe(true); // still leased by its token: not completed
-    expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
-    subject.afterCommit?.();
-  });
+    it(`commits ${what} together`, async () => {
+      const completion = await leased('commit');
+      if (versioned) await store.advanceVersion(completion.version.key, 4, LONG_MS);
+      const answer = await store.transaction(
+        async (connection) => {
+          await insert(connection, completion.key);
+          if (!versioned) expect(await rowsOf(completion.key)).toBe(0); // not visible before the commit
+          return 'done';
+        },
+        versioned ? completion : plain(completion),
+      );
+      expect(answer).toEqual({ value: 'done', completed: true });
+      expect(await rowsOf(completion.key)).toBe(1);
+      if (versioned) expect(await store.readVersion(completion.version.key)).toBe(5);
+      expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'completed' });
+      if (versioned) {
+        // Recorded as advanceVersion records it: compare-and-set from here on.
+        expect(await store.advanceVersion(completion.version.key, 5, LONG_MS)).toBe(false);
+        expect(await store.advanceVersion(completion.version.key, 6, LONG_MS)).toBe(true);
+      }
+      subject.afterCommit?.();
+    });
 
-  it('rolls back and answers completed: false when another claim took the lease over meanwhile', async () => {
-    const completion = await leasedPlain('lost', 100);
-    const answer = await store.transaction(async (connection) => {
-      await insert(connection, completion.key);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      // The lease ended while the work ran; another attempt takes the delivery.
-      expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
-      return 1;
-    }, completion);
-    expect(answer).toEqual({ value: 1, completed: false });
-    expect(await rowsOf(completion.key)).toBe(0);
-  });
+    it(`rolls ${what} back and rethrows when the work throws, leaving the lease to its token`, async () => {
+      const completion = await leased('throw');
+      if (versioned) await store.advanceVersion(completion.version.key, 4, LONG_MS);
+      const failure = new Error('handler failed after its insert');
+      await expect(
+        store.transaction(
+          async (connection) => {
+            await insert(connection, completion.key);
+            throw failure;
+          },
+          versioned ? completion : plain(completion),
+        ),
+      ).rejects.toBe(failure);
+      expect(await rowsOf(completion.key)).toBe(0);
+      if (versioned) {
+        expect(await store.readVersion(completion.version.key)).toBe(4);
+        expect(await store.extend(completion.key, completion.token, LONG_MS)).toBe(true); // still leased: not completed
+      } else {
+        expect(await store.release(completion.key, completion.token)).toBe(true); // still leased by its token: not completed
+        expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
+        subject.afterCommit?.();
+      }
+    });
+
+    it(`rolls ${what} back and answers completed: false when another claim took the lease over meanwhile`, async () => {
+      const completion = await leased('lost', 100);
+      const answer = await store.transaction(
+        async (connection) => {
+          await insert(connection, completion.key);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          // The lease ended while the work ran; another attempt takes the delivery.
+          expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
+          return 1;
+        },
+        versioned ? completion : plain(completion),
+      );
+      expect(answer).toEqual({ value: 1, completed: false });
+      expect(await rowsOf(completion.key)).toBe(0);
+      if (versioned) expect(await store.readVersion(completion.version.key)).toBeUndefined();
+    });
+  }
 
   it('runs a transactional handler end to end: a failed attempt leaves no row, the retry commits one', async () => {
     const secret = 'whsec_sql_transactions';
@@ -143,51 +169,6 @@ export function describeSqlTransactions(subject: SqlTransactionsUnderTest): void
     expect(await rowsOf(deliveryId)).toBe(1);
     expect((await receiver.handle(input)).status).toBe(200); // a duplicate
     expect(runs).toBe(2);
-  });
-
-  it('commits the work, the completion and the version together', async () => {
-    const completion = await leased('commit');
-    await store.advanceVersion(completion.version.key, 4, LONG_MS);
-    const answer = await store.transaction(async (connection) => {
-      await insert(connection, completion.key);
-      return 'done';
-    }, completion);
-    expect(answer).toEqual({ value: 'done', completed: true });
-    expect(await rowsOf(completion.key)).toBe(1);
-    expect(await store.readVersion(completion.version.key)).toBe(5);
-    expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'completed' });
-    // Recorded as advanceVersion records it: compare-and-set from here on.
-    expect(await store.advanceVersion(completion.version.key, 5, LONG_MS)).toBe(false);
-    expect(await store.advanceVersion(completion.version.key, 6, LONG_MS)).toBe(true);
-    subject.afterCommit?.();
-  });
-
-  it('rolls the version back with the work and the completion when the work throws', async () => {
-    const completion = await leased('throw');
-    await store.advanceVersion(completion.version.key, 4, LONG_MS);
-    const failure = new Error('handler failed after its insert');
-    await expect(
-      store.transaction(async (connection) => {
-        await insert(connection, completion.key);
-        throw failure;
-      }, completion),
-    ).rejects.toBe(failure);
-    expect(await rowsOf(completion.key)).toBe(0);
-    expect(await store.readVersion(completion.version.key)).toBe(4);
-    expect(await store.extend(completion.key, completion.token, LONG_MS)).toBe(true); // still leased: not completed
-  });
-
-  it('rolls the version back when the lease was taken over meanwhile (completed: false)', async () => {
-    const completion = await leased('lost', 100);
-    const answer = await store.transaction(async (connection) => {
-      await insert(connection, completion.key);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(await store.claim(completion.key, randomUUID(), LONG_MS)).toEqual({ state: 'acquired', attempt: 2 });
-      return 1;
-    }, completion);
-    expect(answer).toEqual({ value: 1, completed: false });
-    expect(await rowsOf(completion.key)).toBe(0);
-    expect(await store.readVersion(completion.version.key)).toBeUndefined();
   });
 
   it('leaves a record at or above the version as it is, and still commits the work and the completion', async () => {
