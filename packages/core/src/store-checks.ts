@@ -50,8 +50,9 @@ export function wellFormedKey(owner: string, key: string, what = 'key'): string 
 }
 
 /**
- * A TypeError when `options` still uses a name the store's options no longer have (JavaScript callers
- * get no compile error), e.g. `postgresStore: \`pool\` is now \`client\``. `renames` maps old to new.
+ * A TypeError when `options` still uses a name a store's or queue's options no longer have (JavaScript
+ * callers get no compile error), e.g. `postgresStore: \`pool\` is now \`client\``. `renames` maps
+ * old to new.
  */
 export function refuseRenamedOptions(owner: string, options: object, renames: Record<string, string>): void {
   for (const [old, now] of Object.entries(renames)) {
