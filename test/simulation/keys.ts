@@ -14,7 +14,7 @@ const ORDER = /^order:([^:]+):(lock|version):(.+)$/;
 export function parseKey(key: string, namespace: string): KeyInfo {
   if (!key.startsWith(namespace)) return { kind: 'other' };
   let rest = key.slice(namespace.length);
-  // A worker's keys (answer-fast mode): the receipt's record of a delivery is not where its handlers' outcome is.
+  // A worker's keys (answer-fast mode), apart from a synchronous receipt's: the worker's claim is where the handlers' outcome is.
   const work = rest.startsWith('work:');
   if (work) rest = rest.slice('work:'.length);
   const order = ORDER.exec(rest);

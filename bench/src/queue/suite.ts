@@ -299,7 +299,7 @@ function acceptedSection(accepted: Map<string, AcceptedSample[]>): string[] {
     formatMeasuredRatio(perRound(samples)),
   ]);
   return [
-    `Accepted deliveries/s: the node:http bridge with a no-op handler and the Redis store (ioredis), synchronous mode vs queue mode (the same plus a BullMQ enqueue per delivery), autocannon at ${options.connections} connections, fresh deliveryIds, ${options.rounds} interleaved rounds of ${options.seconds} s after a ${options.warmupSeconds} s warm-up each; "vs synchronous" is the median of the per-round ratios; server CPU µs per request from the server process's own CPU time, Redis CPU µs per request from Redis's INFO (it counts any other client's commands too), load generator CPU µs per request from its own process (signing included). ${pinningNote()} Redis runs unpinned. The three together are what one delivery costs the machine: with every core busy and at these costs, queue mode's req/s could be at most synchronous mode's times ${formatMeasuredRatio(ceiling)} (synchronous mode's total over queue mode's), however the work were spread; a reading of this run, since the costs move with load.`,
+    `Accepted deliveries/s: the node:http bridge with a no-op handler and the Redis store (ioredis), synchronous mode (claim and completion in the store) vs queue mode (one BullMQ enqueue per delivery, which is the receipt: no store call), autocannon at ${options.connections} connections, fresh deliveryIds, ${options.rounds} interleaved rounds of ${options.seconds} s after a ${options.warmupSeconds} s warm-up each; "vs synchronous" is the median of the per-round ratios; server CPU µs per request from the server process's own CPU time, Redis CPU µs per request from Redis's INFO (it counts any other client's commands too), load generator CPU µs per request from its own process (signing included). ${pinningNote()} Redis runs unpinned. The three together are what one delivery costs the machine: with every core busy and at these costs, queue mode's req/s could be at most synchronous mode's times ${formatMeasuredRatio(ceiling)} (synchronous mode's total over queue mode's), however the work were spread; a reading of this run, since the costs move with load.`,
     '',
     markdownTable(
       [
@@ -316,7 +316,7 @@ function acceptedSection(accepted: Map<string, AcceptedSample[]>): string[] {
       rows,
     ),
     '',
-    `**Target: queue mode (BullMQ) ≥ 0.60× synchronous mode's accepted deliveries/s → measured ${formatMeasuredWithCeiling(ratio, 0.6, ceiling)} (${ratio >= 0.6 ? 'met' : 'MISSED'}).**`,
+    `**Target: queue mode (BullMQ) ≥ 0.80× synchronous mode's accepted deliveries/s → measured ${formatMeasuredWithCeiling(ratio, 0.8, ceiling)} (${ratio >= 0.8 ? 'met' : 'MISSED'}).**`,
     '',
   ];
 }

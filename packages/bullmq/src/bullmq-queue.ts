@@ -55,9 +55,9 @@ export interface BullmqQueueOptions {
   backoff?: { type: 'exponential' | 'fixed'; delayMs: number };
   /**
    * How long a completed job is kept, so an enqueue of the same deliveryId is still a duplicate.
-   * The default matches the receiver's `retentionMs` (72 h). Lowering it is safe: the idempotency
-   * store still answers a retry as a duplicate, and the worker's claim keeps the handlers from running
-   * twice; it only means a second job may be added and finish at once.
+   * The default matches the receiver's `retentionMs` (72 h). Lowering it is safe: the worker's claim
+   * keeps the handlers from running twice; it only means a retry after that long adds a second job
+   * (answered 202 rather than 200), which finishes at once.
    * @default 72 h
    */
   keepCompletedMs?: number;

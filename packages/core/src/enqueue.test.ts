@@ -1,10 +1,11 @@
 // Answer-fast mode's enqueue step: what the job carries (the tenant's scope only when there is one,
-// the trace context a tracer set), and a queue that fails: reported as a store error, timed on
-// hookline:store as `enqueue`, the claim released.
+// the trace context a tracer set); the receipt's one call, to the queue (no store call); and a queue
+// that fails: reported as a store error, timed on hookline:store as `enqueue`.
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DELIVERY_CHANNEL, type DeliveryTrace, STORE_CHANNEL, type StoreOperationMessage } from './diagnostics';
 import { type DeliveryQueue, type QueuedDelivery, queuedDeliveryJson } from './queue';
+import { memoryStore } from './memory-store';
 import { createReceiver } from './receiver';
 import { envelope, SECRET, signed } from './test-support';
 
@@ -104,7 +105,7 @@ describe('the queued job', () => {
 });
 
 describe('a queue that fails', () => {
-  it('is reported as a store error naming the delivery, published as the enqueue operation, and the claim is released', async () => {
+  it('is reported as a store error naming the delivery, published as the enqueue operation, the only call the receipt made', async () => {
     const failure = new Error('queue down');
     const { queue } = recordingQueue(failure);
     const messages: StoreOperationMessage[] = [];
@@ -120,15 +121,38 @@ describe('a queue that fails', () => {
     const body = envelope();
     expect((await receiver.handle(signed(body))).status).toBe(503);
     expect(reports).toEqual([[failure, 'store', body.deliveryId]]);
-    expect(messages.map((m) => [m.operation, m.error])).toEqual([
-      ['claim', undefined],
-      ['enqueue', failure],
-      ['release', undefined],
-    ]);
+    expect(messages.map((m) => [m.operation, m.error])).toEqual([['enqueue', failure]]);
   });
 });
 
-describe('a delivery queued before (its receipt completed)', () => {
+describe('the receipt', () => {
+  it('makes one call, the enqueue: the store is not touched until a worker claims the job', async () => {
+    const { queue } = recordingQueue();
+    const calls: string[] = [];
+    const store = new Proxy(memoryStore(), {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.push(String(name));
+          return value.apply(target, args);
+        };
+      },
+    });
+    const messages: string[] = [];
+    const listener = (message: unknown) => void messages.push((message as StoreOperationMessage).operation);
+    diagnostics.subscribe(STORE_CHANNEL, listener);
+    cleanup = () => diagnostics.unsubscribe(STORE_CHANNEL, listener);
+    const receiver = createReceiver({ secret: SECRET, queue, store }).on('*', () => {});
+    const input = signed(envelope());
+    expect((await receiver.handle(input)).status).toBe(202);
+    expect((await receiver.handle(input)).status).toBe(202); // this queue never says duplicate
+    expect(calls).toEqual([]);
+    expect(messages).toEqual(['enqueue', 'enqueue']);
+  });
+});
+
+describe('a delivery queued before', () => {
   /** A queue that holds jobs by scoped deliveryId, in a state the test sets: a dead letter is revived by enqueue. */
   function statefulQueue() {
     const states = new Map<string, 'waiting' | 'completed' | 'dead'>();

@@ -4,7 +4,7 @@
  *
  *   receive:  admit (1, steps/admit.ts) → match (2, steps/match.ts) → claim (3, steps/claim.ts) →
  *             run the handlers (4a, steps/run-handlers.ts) → settle (5, steps/settle.ts);
- *             in answer-fast mode enqueue (4b, steps/enqueue.ts) instead of 4a and 5
+ *             in answer-fast mode admit → match → enqueue (4b, steps/enqueue.ts): no claim, no settle
  *   work:     a queued delivery, trusted as verified on receipt → match → claim → run → settle
  *
  * Each step ends the attempt with its answer (and its outcome on the attempt), or returns undefined
@@ -95,17 +95,16 @@ export function receiveError(state: ReceiverState, error: unknown): answers.Rece
 /** A step after admission: it ends the attempt with its answer, or returns undefined and the next step goes on. */
 type Step = (state: ReceiverState, attempt: Attempt) => Awaitable<answers.ReceiverAnswer | undefined>;
 
-/** Step 4: the handlers run here (4a, then settle), or in a worker once the delivery is queued (4b). Always answers. */
-function runOrEnqueue(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
-  return attempt.mode === 'receive' && state.config.queue !== undefined ? enqueue(state, attempt) : runHandlers(state, attempt);
-}
+/** The steps of an admitted delivery, or a trusted one (a worker's job), in order; the last one always answers. */
+const RUN_STEPS: readonly Step[] = [match, claim, runHandlers];
 
-/** The steps of an admitted (or trusted) delivery, in order; the last one always answers. */
-const STEPS: readonly Step[] = [match, claim, runOrEnqueue];
+/** Answer-fast mode's receipt: the queue's idempotent enqueue is the receipt, the worker claims (steps/enqueue.ts). */
+const ENQUEUE_STEPS: readonly Step[] = [match, enqueue];
 
-/** Admitted (or trusted): match the handlers, claim, then run (or enqueue) and settle. */
+/** Admitted (or trusted): match the handlers, then claim, run and settle, or (answer-fast receipt) enqueue. */
 export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
-  return runSteps(state, attempt, 0);
+  const steps = attempt.mode === 'receive' && state.config.queue !== undefined ? ENQUEUE_STEPS : RUN_STEPS;
+  return runSteps(state, attempt, steps, 0);
 }
 
 /**
@@ -113,12 +112,12 @@ export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitabl
  * next one go on. Synchronous for as long as the steps are (as Hono's compose is): a promise only from
  * the first step that waits, the rest chained on it.
  */
-function runSteps(state: ReceiverState, attempt: Attempt, from: number): Awaitable<answers.ReceiverAnswer> {
-  for (let i = from; i < STEPS.length; i++) {
-    const answer = (STEPS[i] as Step)(state, attempt);
+function runSteps(state: ReceiverState, attempt: Attempt, steps: readonly Step[], from: number): Awaitable<answers.ReceiverAnswer> {
+  for (let i = from; i < steps.length; i++) {
+    const answer = (steps[i] as Step)(state, attempt);
     if (answer === undefined) continue;
     if (!isPromiseLike(answer)) return answer;
-    return answer.then((value) => value ?? runSteps(state, attempt, i + 1));
+    return answer.then((value) => value ?? runSteps(state, attempt, steps, i + 1));
   }
   throw new Error('hookline: no step answered the delivery'); // never: the last step always answers
 }

@@ -12,14 +12,13 @@ import { emit, hasListeners, nextToken, type ReceiverState, reportError } from '
 import { type ClaimResult, StoreDataError } from '../store';
 import { boundStoreCall, StoreTimeoutError, storeCallStart } from '../store-call';
 import { answerError } from './answer-error';
-import { enqueueAgain } from './enqueue';
 import { waitRefusal } from './guard-refusals';
 
 /**
  * Undefined once the lease is the attempt's (the next step runs the handlers, or enqueues), or the
- * attempt's answer: a duplicate of a completed delivery (200; in answer-fast mode the queue is asked
- * again, step 4b), another attempt's live lease (409), a store that failed (503, or 500 for a key it
- * refused).
+ * attempt's answer: a duplicate of a completed delivery (200), another attempt's live lease (409), a
+ * store that failed (503, or 500 for a key it refused). Answer-fast mode's receipt claims nothing here:
+ * the queue's enqueue is its receipt (step 4b), and the worker claims.
  */
 export function claim(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer | undefined> {
   return thenStep(state, attempt, takeLease, claimed, storeFailed);
@@ -37,8 +36,6 @@ function takeLease(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResul
 
 function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Awaitable<answers.ReceiverAnswer> | undefined {
   if (result.state === 'completed') {
-    // Answer-fast mode: only the queue knows whether the job ended in the dead letters.
-    if (attempt.mode === 'receive' && state.config.queue !== undefined) return enqueueAgain(state, attempt);
     attempt.outcome = 'duplicate';
     if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'completed' });
     return answers.duplicateAnswer();

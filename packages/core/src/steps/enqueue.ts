@@ -1,12 +1,24 @@
 /**
- * Step 4b in answer-fast mode, enqueue: instead of running the handlers, write the delivery durably to
- * the queue, then complete the receipt and answer 202. The receipt is completed only once the queue
- * said the job is durable, so nothing is answered 2xx before that; if the queue fails, the claim is
- * released and the answer is 503 (the service retries). A crash between the enqueue and the
- * completion leaves a job and an open lease: the retry enqueues again, which the queue de-duplicates
- * on the deliveryId, and the worker's own claim runs the handlers once either way. A delivery queued
- * before comes back here too (`enqueueAgain`), so that a replay of one whose job was dead-lettered
- * runs it.
+ * Step 4b in answer-fast mode, enqueue, right after match (step 3 is skipped): instead of claiming the delivery and running its handlers,
+ * hand it to the queue and answer from what the queue says. This is the whole accept path, one call
+ * to the queue (one round trip to Redis for BullMQ, one statement for pg-boss): the queue's idempotent
+ * enqueue is the receipt, and the exactly-once claim is the worker's (under the `work:` keys).
+ *
+ * - A job the queue did not hold is written durably, then answered 202: nothing is answered 2xx before
+ *   the queue said the job is durable.
+ * - A job the queue holds (waiting, delayed, running, done) is a duplicate: 200, nothing added.
+ * - A job the queue holds as a dead letter is put back with fresh tries (202): the service's replay of
+ *   a delivery that never completed must run it.
+ * - A queue that fails or cannot say: 503, and the service retries.
+ *
+ * A job whose record the queue already let go (its retention ran out) is enqueued again when the
+ * service repeats the delivery; the worker's claim finds its completion in the store and runs nothing.
+ * Two receivers that enqueue one delivery at once both answer 2xx over one job (the queue
+ * de-duplicates), or over two jobs on a queue that cannot (the second job's claim runs nothing).
+ *
+ * Before this step, the receipt was also claimed and completed in the store: three round trips where
+ * this makes one, and in the accepted-rate benchmark (`bench/src/queue/`) the web process and Redis
+ * spent most of their extra CPU on those two store calls.
  */
 import * as answers from '../answers';
 import type { Attempt } from '../attempt';
@@ -15,30 +27,8 @@ import { emit, hasListeners, type ReceiverState, reportError } from '../receiver
 import { callStore } from '../store-call';
 import { scopeOf } from '../store-keys';
 import { answerError } from './answer-error';
-import { record } from './record';
 
 export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
-  const queue = state.config.queue as NonNullable<typeof state.config.queue>;
-  try {
-    await callStore(attempt, 'enqueue', state.config.enqueueTimeoutMs, () => queue.enqueue(queuedJob(state, attempt)));
-  } catch (error) {
-    reportError(state, error, { phase: 'store', delivery: attempt.delivery });
-    await record(state, attempt, { error });
-    return answerError(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
-  }
-  await record(state, attempt, undefined);
-  attempt.outcome = 'queued';
-  return answers.queuedAnswer();
-}
-
-/**
- * A delivery whose receipt is completed (it was queued before) is handed to the queue again rather
- * than answered as a duplicate at once: the queue alone knows whether its job ended in the dead
- * letters. There it is put back with fresh tries (202): the service's replay of a delivery that never
- * completed must run it. A job the queue still holds in any other state (waiting, running, done) is
- * a duplicate (200). A queue that cannot say answers 503, and the service asks again later.
- */
-export async function enqueueAgain(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
   let duplicate: boolean;
   try {
