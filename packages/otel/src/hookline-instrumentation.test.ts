@@ -195,6 +195,32 @@ describe('HooklineInstrumentation', () => {
     expect(telemetry.takeSpans()).toEqual([]);
   });
 
+  it('counts and durations kept per outcome and event: each series keeps its own attributes', async () => {
+    publish({ event: 'message.sent', deliveryId: 'wdl_a', outcome: 'handled', status: 200 });
+    publish({ event: 'message.sent', deliveryId: 'wdl_b', outcome: 'handled', status: 200 });
+    publish({ event: 'call.failed', deliveryId: 'wdl_c', outcome: 'handled', status: 200 });
+    publish({ event: 'message.sent', deliveryId: 'wdl_d', outcome: 'duplicate', status: 200 });
+    publish({ outcome: 'rejected', status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    publish({ outcome: 'rejected', status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    const points = await telemetry.takePoints();
+    const series = (name: string) =>
+      points.filter((point) => point.name === name).map((point) => [point.attributes, point.value ?? point.count]);
+    expect(series('hookline.deliveries')).toEqual([
+      [{ 'hookline.outcome': 'duplicate', 'hookline.event': 'message.sent' }, 1],
+      [{ 'hookline.outcome': 'handled', 'hookline.event': 'call.failed' }, 1],
+      [{ 'hookline.outcome': 'handled', 'hookline.event': 'message.sent' }, 2],
+      [{ 'hookline.outcome': 'rejected' }, 2],
+    ]);
+    expect(series('hookline.delivery.duration')).toEqual([
+      [{ 'hookline.outcome': 'duplicate' }, 1],
+      [{ 'hookline.outcome': 'handled' }, 3],
+      [{ 'hookline.outcome': 'rejected' }, 2],
+    ]);
+    // What the span got is never written into the kept attribute sets.
+    for (const [attributes] of [...series('hookline.deliveries'), ...series('hookline.delivery.duration')])
+      expect(Object.keys(attributes as object).every((key) => key === 'hookline.outcome' || key === 'hookline.event')).toBe(true);
+  });
+
   it('an unsampled delivery: no span recorded, the metrics still are, traceparent carries flags 00', async () => {
     const instrumentation = new HooklineInstrumentation({ enabled: false });
     const exporter = new InMemorySpanExporter();
