@@ -221,6 +221,33 @@ describe('HooklineInstrumentation', () => {
       expect(Object.keys(attributes as object).every((key) => key === 'hookline.outcome' || key === 'hookline.event')).toBe(true);
   });
 
+  it("the delivery's duration is its span's with the SDK, and the clock's for a span that keeps none", async () => {
+    publish({ event: 'message.sent', outcome: 'handled', status: 200 }, () => {
+      const until = performance.now() + 5;
+      while (performance.now() < until); // 5 ms in the handlers
+    });
+    const [span] = telemetry.takeSpans();
+    const spanSeconds = span!.duration[0] + span!.duration[1] / 1e9;
+    const [recorded] = (await telemetry.takePoints()).filter((point) => point.name === 'hookline.delivery.duration');
+    expect(recorded?.sum).toBe(spanSeconds);
+    expect(spanSeconds).toBeGreaterThanOrEqual(0.005);
+
+    // No tracer provider: the API's no-op spans, timed by the instrumentation itself.
+    const untraced = new HooklineInstrumentation({ enabled: false });
+    untraced.setMeterProvider(telemetry.meterProvider);
+    telemetry.instrumentation.disable();
+    untraced.enable();
+    publish({ event: 'message.sent', outcome: 'handled', status: 200 }, () => {
+      const until = performance.now() + 5;
+      while (performance.now() < until);
+    });
+    untraced.disable();
+    telemetry.instrumentation.enable();
+    const [timed] = (await telemetry.takePoints()).filter((point) => point.name === 'hookline.delivery.duration');
+    expect(timed).toMatchObject({ count: 1 });
+    expect(timed?.sum).toBeGreaterThanOrEqual(0.005);
+  });
+
   it('an unsampled delivery: no span recorded, the metrics still are, traceparent carries flags 00', async () => {
     const instrumentation = new HooklineInstrumentation({ enabled: false });
     const exporter = new InMemorySpanExporter();
