@@ -5,80 +5,36 @@
  * nothing (the core's publishing alone); enabled over the bare API (no SDK: no-op tracer and meter);
  * enabled with the SDK (BasicTracerProvider + BatchSpanProcessor, MeterProvider + a periodic reader,
  * both exporting to no-op exporters; AsyncLocalStorage context manager); and the SDK's floor (the same
- * span and recordings made directly, instrumentation off). CPU time per delivery. Prints one markdown section.
+ * span, context scope and recordings made directly, instrumentation off). CPU time per delivery. The
+ * target is on the instrumentation's own share: the SDK variant minus the floor, per round. Prints one
+ * markdown section.
  *
  * HOOKLINE_BENCH_OTEL_ROUNDS (default 12) and HOOKLINE_BENCH_OTEL_SLOT_MS (default 150).
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { createReceiver, memoryStore, type ReceiverInput } from '@hookline/core';
+import { createReceiver, memoryStore } from '@hookline/core';
 import { HooklineInstrumentation } from '@hookline/otel';
-import { context, SpanKind } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { BENCH_SECRET, signedPool } from '../lib/payloads';
-import { formatNumber, markdownTable, median, spreadPercent } from '../lib/stats';
+import { BENCH_SECRET } from '../lib/payloads';
+import { formatNumber, markdownTable, median, quantile, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
+import { type Delivery, deliveries, sdkFloor, sdkProviders } from './sdk-setup';
 
 const ROUNDS = Number(process.env.HOOKLINE_BENCH_OTEL_ROUNDS ?? 12);
 const SLOT_MS = Number(process.env.HOOKLINE_BENCH_OTEL_SLOT_MS ?? 150);
-const TARGET_US = 2;
+// The instrumentation's own share: what the SDK variant adds beyond the SDK's floor, in µs per delivery.
+const TARGET_OWN_US = 1.5;
 
-// Exporters that drop everything: the SDK does all its work, nothing leaves the process.
-const noopSpanExporter: SpanExporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
-const noopMetricExporter: PushMetricExporter = {
-  export: (_metrics, done) => done({ code: 0 }),
-  shutdown: async () => {},
-  forceFlush: async () => {},
-  selectAggregationTemporality: () => AggregationTemporality.CUMULATIVE,
-};
-
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(noopSpanExporter)] });
-const meterProvider = new MeterProvider({
-  readers: [new PeriodicExportingMetricReader({ exporter: noopMetricExporter, exportIntervalMillis: 1000 })],
-});
+const { tracerProvider, meterProvider } = sdkProviders();
 const withSdk = new HooklineInstrumentation({ enabled: false });
 withSdk.setTracerProvider(tracerProvider);
 withSdk.setMeterProvider(meterProvider);
 // No provider registered globally: this one gets the API's no-op tracer and meter.
 const apiOnly = new HooklineInstrumentation({ enabled: false });
 
-// The SDK's own floor: the same span (same attributes) and the same four histogram recordings, made directly
-// after each delivery with the instrumentation off. What the enabled variant adds beyond it is the
-// channels', the context scope's and the instrumentation's own share.
-const floorTracer = tracerProvider.getTracer('bench-floor');
-const floorMeter = meterProvider.getMeter('bench-floor');
-const floorDuration = floorMeter.createHistogram('floor.duration');
-const floorDelay = floorMeter.createHistogram('floor.delay');
-const floorStore = floorMeter.createHistogram('floor.store');
-const floorHandled = { 'hookline.outcome': 'handled' };
-const floorClaim = { 'hookline.store.operation': 'claim' };
-const floorComplete = { 'hookline.store.operation': 'complete' };
-function sdkFloor(deliveryId: string): void {
-  const span = floorTracer.startSpan('process', {
-    kind: SpanKind.CONSUMER,
-    attributes: {
-      'messaging.system': 'hookline',
-      'messaging.operation.type': 'process',
-      'messaging.operation.name': 'process',
-      'hookline.mode': 'receive',
-    },
-  });
-  span.updateName('process message.inbound');
-  span.setAttributes({
-    'hookline.outcome': 'handled',
-    'hookline.event': 'message.inbound',
-    'messaging.message.id': deliveryId,
-    'hookline.attempt': 1,
-    'http.response.status_code': 200,
-  });
-  span.end();
-  floorDuration.record(0.00001, floorHandled);
-  floorDelay.record(0.5);
-  floorStore.record(0.000001, floorClaim);
-  floorStore.record(0.000001, floorComplete);
-}
+// The SDK's own floor: the same span and recordings, made directly after each delivery with the
+// instrumentation off. What the enabled variant adds beyond it is the channels', the context scope's
+// and the instrumentation's own share.
+const floor = sdkFloor(tracerProvider, meterProvider);
 
 interface Variant {
   name: string;
@@ -104,7 +60,7 @@ const variants: Variant[] = [
   },
   { name: 'enabled, API only (no SDK)', setUp: () => apiOnly.enable(), tearDown: () => apiOnly.disable() },
   { name: 'enabled, SDK with no-op exporters', setUp: () => withSdk.enable(), tearDown: () => withSdk.disable() },
-  { name: 'SDK floor: disabled + the same span and recordings made directly', setUp: () => {}, tearDown: () => {}, after: sdkFloor },
+  { name: 'SDK floor: disabled + the same span, scope and recordings made directly', setUp: () => {}, tearDown: () => {}, after: floor },
 ];
 
 const store = memoryStore();
@@ -112,26 +68,6 @@ let handled = 0;
 const receiver = createReceiver({ secret: BENCH_SECRET, store }).on('*', () => {
   handled++;
 });
-
-interface Delivery {
-  input: ReceiverInput;
-  deliveryId: string;
-}
-
-function inputs(): Delivery[] {
-  return signedPool('message.inbound', 1024, 2048).map((body) => ({
-    deliveryId: body.deliveryId,
-    input: {
-      body: body.bytes,
-      headers: {
-        'content-type': 'application/json',
-        'x-service-signature': body.hex,
-        'x-service-event': 'message.inbound',
-        'x-service-delivery-id': body.deliveryId,
-      },
-    },
-  }));
-}
 
 /**
  * Passes over `pool` until SLOT_MS has passed; CPU nanoseconds per delivery (user + system, all of the
@@ -167,7 +103,7 @@ async function main(): Promise<void> {
   // Per round, the extra µs of each enabled variant over the disabled slot of the same round.
   const added = new Map<Variant, number[]>(variants.map((variant) => [variant, []]));
   for (let round = -1; round < ROUNDS; round++) {
-    const pool = inputs(); // fresh timestamps each round
+    const pool = deliveries(); // fresh timestamps each round
     const ns = new Map<Variant, number>();
     for (let i = 0; i < variants.length; i++) {
       const variant = variants[(i + Math.max(0, round)) % variants.length] as Variant;
@@ -207,7 +143,9 @@ async function main(): Promise<void> {
   // Ours beyond the SDK's floor, per round: enabled-with-SDK minus floor.
   const enabledSamples = samples.get(variants[3] as Variant) ?? [];
   const floorSamples = samples.get(variants[4] as Variant) ?? [];
-  const ours = median(enabledSamples.map((value, i) => (value - (floorSamples[i] as number)) / 1000));
+  const oursPerRound = enabledSamples.map((value, i) => (value - (floorSamples[i] as number)) / 1000);
+  const ours = median(oursPerRound);
+  const oursSpread = (quantile(oursPerRound, 0.75) - quantile(oursPerRound, 0.25)) / 2;
   const versions = ['@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@opentelemetry/sdk-metrics']
     .map((name) => `${name} ${packageVersion(name)}`)
     .join(', ');
@@ -215,13 +153,13 @@ async function main(): Promise<void> {
     [
       '## OpenTelemetry: the cost of @hookline/otel per delivery',
       '',
-      `The same receiver (memory store, one handler, 1 KB bodies, a real claim and completion per call) with \`HooklineInstrumentation\` disabled (nothing subscribes, so the core publishes nothing), with a subscriber that does nothing (what the core's publishing costs by itself), enabled over the bare API (no SDK installed: the channels and the instrumentation's own work), and enabled with the SDK exporting to no-op exporters (BasicTracerProvider + BatchSpanProcessor, MeterProvider + PeriodicExportingMetricReader, AsyncLocalStorage context manager): one span and four histogram recordings per delivery (the delivery and in-flight counts are kept by the instrumentation and observed at collection), and a last variant that makes the same span and recordings directly, without the instrumentation, as the SDK's floor. ${ROUNDS} interleaved rounds of ${SLOT_MS} ms per variant after a warm-up round, the order rotating every round; time is the median CPU time per delivery (user + system, of every thread of the process, so the SDK's garbage collection counts; on a shared machine wall time also counts the moments the process was not running), spread ± half the inter-quartile range; "added" is the median over rounds of the difference to the disabled slot of the same round. ${versions}.`,
+      `The same receiver (memory store, one handler, 1 KB bodies, a real claim and completion per call) with \`HooklineInstrumentation\` disabled (nothing subscribes, so the core publishes nothing), with a subscriber that does nothing (what the core's publishing costs by itself), enabled over the bare API (no SDK installed: the channels and the instrumentation's own work), and enabled with the SDK exporting to no-op exporters (BasicTracerProvider + BatchSpanProcessor, MeterProvider + PeriodicExportingMetricReader, AsyncLocalStorage context manager): one span and four histogram recordings per delivery (the delivery and in-flight counts are kept by the instrumentation and observed at collection), and a last variant that makes the same span (same kind, attributes and name, made the active span for a scope as the handlers' is) and the same recordings (into histograms with the same boundaries) directly, without the instrumentation, as the SDK's floor. ${ROUNDS} interleaved rounds of ${SLOT_MS} ms per variant after a warm-up round, the order rotating every round; time is the median CPU time per delivery (user + system, of every thread of the process, so the SDK's garbage collection counts; on a shared machine wall time also counts the moments the process was not running), spread ± half the inter-quartile range; "added" is the median over rounds of the difference to the disabled slot of the same round. ${versions}.`,
       '',
       markdownTable(['variant', 'CPU µs / delivery (median)', 'spread', 'deliveries / CPU s', 'added', 'vs disabled'], rows),
       '',
-      `Of the ${sdkAdded.toFixed(2)} µs the SDK variant adds, the SDK's own floor for that span and those recordings is ${floorAdded.toFixed(2)} µs; the core's publishing, the handlers' context scope and the instrumentation's own work account for ${ours.toFixed(2)} µs.`,
+      `Of the ${sdkAdded.toFixed(2)} µs the SDK variant adds, the SDK's own floor for that span, that scope and those recordings is ${floorAdded.toFixed(2)} µs; the core's publishing and the instrumentation's own work account for the rest, ${ours.toFixed(2)} µs (median over rounds of the SDK variant minus the floor of the same round, ±${oursSpread.toFixed(2)} µs half the inter-quartile range).`,
       '',
-      `**Target: @hookline/otel with the SDK adds ≤ ${TARGET_US} µs per delivery → measured ${sdkAdded.toFixed(3)} µs (${sdkAdded <= TARGET_US ? 'met' : 'MISSED'}).**`,
+      `**Target: @hookline/otel's own share ≤ ${TARGET_OWN_US} µs per delivery beyond the SDK's floor → measured ${ours.toFixed(3)} µs (${ours <= TARGET_OWN_US ? 'met' : 'MISSED'}).**`,
       '',
     ].join('\n'),
   );

@@ -95,7 +95,10 @@ export function startTrace(
   if (delivery === undefined || !delivery.start.hasSubscribers) return undefined;
   // What is known before the delivery starts (a queued job's event, id, try and trace context) is on
   // the context when `start` is published, so a tracer can use it for the span it starts there.
-  const trace: DeliveryTrace = { mode, receivedAt: receivedAt(), storeMs: {}, ...known?.() };
+  const trace: DeliveryTrace = { mode, receivedAt: receivedAt(), storeMs: {} };
+  // Copied in only when there is something (a queued job's): spreading an absent object into the
+  // literal cost each HTTP delivery ~30 ns (55 rather than 83 ns for the object, in a loop).
+  if (known !== undefined) Object.assign(trace, known());
   delivery.start.publish(trace);
   return trace;
 }

@@ -195,6 +195,59 @@ describe('HooklineInstrumentation', () => {
     expect(telemetry.takeSpans()).toEqual([]);
   });
 
+  it('counts and durations kept per outcome and event: each series keeps its own attributes', async () => {
+    publish({ event: 'message.sent', deliveryId: 'wdl_a', outcome: 'handled', status: 200 });
+    publish({ event: 'message.sent', deliveryId: 'wdl_b', outcome: 'handled', status: 200 });
+    publish({ event: 'call.failed', deliveryId: 'wdl_c', outcome: 'handled', status: 200 });
+    publish({ event: 'message.sent', deliveryId: 'wdl_d', outcome: 'duplicate', status: 200 });
+    publish({ outcome: 'rejected', status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    publish({ outcome: 'rejected', status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    const points = await telemetry.takePoints();
+    const series = (name: string) =>
+      points.filter((point) => point.name === name).map((point) => [point.attributes, point.value ?? point.count]);
+    expect(series('hookline.deliveries')).toEqual([
+      [{ 'hookline.outcome': 'duplicate', 'hookline.event': 'message.sent' }, 1],
+      [{ 'hookline.outcome': 'handled', 'hookline.event': 'call.failed' }, 1],
+      [{ 'hookline.outcome': 'handled', 'hookline.event': 'message.sent' }, 2],
+      [{ 'hookline.outcome': 'rejected' }, 2],
+    ]);
+    expect(series('hookline.delivery.duration')).toEqual([
+      [{ 'hookline.outcome': 'duplicate' }, 1],
+      [{ 'hookline.outcome': 'handled' }, 3],
+      [{ 'hookline.outcome': 'rejected' }, 2],
+    ]);
+    // What the span got is never written into the kept attribute sets.
+    for (const [attributes] of [...series('hookline.deliveries'), ...series('hookline.delivery.duration')])
+      expect(Object.keys(attributes as object).every((key) => key === 'hookline.outcome' || key === 'hookline.event')).toBe(true);
+  });
+
+  it("the delivery's duration is its span's with the SDK, and the clock's for a span that keeps none", async () => {
+    publish({ event: 'message.sent', outcome: 'handled', status: 200 }, () => {
+      const until = performance.now() + 5;
+      while (performance.now() < until); // 5 ms in the handlers
+    });
+    const [span] = telemetry.takeSpans();
+    const spanSeconds = span!.duration[0] + span!.duration[1] / 1e9;
+    const [recorded] = (await telemetry.takePoints()).filter((point) => point.name === 'hookline.delivery.duration');
+    expect(recorded?.sum).toBe(spanSeconds);
+    expect(spanSeconds).toBeGreaterThanOrEqual(0.005);
+
+    // No tracer provider: the API's no-op spans, timed by the instrumentation itself.
+    const untraced = new HooklineInstrumentation({ enabled: false });
+    untraced.setMeterProvider(telemetry.meterProvider);
+    telemetry.instrumentation.disable();
+    untraced.enable();
+    publish({ event: 'message.sent', outcome: 'handled', status: 200 }, () => {
+      const until = performance.now() + 5;
+      while (performance.now() < until);
+    });
+    untraced.disable();
+    telemetry.instrumentation.enable();
+    const [timed] = (await telemetry.takePoints()).filter((point) => point.name === 'hookline.delivery.duration');
+    expect(timed).toMatchObject({ count: 1 });
+    expect(timed?.sum).toBeGreaterThanOrEqual(0.005);
+  });
+
   it('an unsampled delivery: no span recorded, the metrics still are, traceparent carries flags 00', async () => {
     const instrumentation = new HooklineInstrumentation({ enabled: false });
     const exporter = new InMemorySpanExporter();

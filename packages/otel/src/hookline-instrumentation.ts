@@ -30,6 +30,7 @@ import {
   ERROR_TYPE_OTHER,
   MESSAGING_SYSTEM,
 } from './semconv';
+import { keepsDuration, spanSeconds } from './span-duration';
 import { formatTraceparent, linkFromTraceparent } from './trace-context';
 import { version } from './version';
 
@@ -47,6 +48,7 @@ const INSTRUMENTATION_NAME = '@hookline/otel';
 /** What the instrumentation keeps per delivery, on the core's trace object under its own symbol. */
 interface DeliveryState {
   span: Span;
+  /** performance.now() at the start; -1 when the span times itself (read from it once ended). */
   startedAt: number;
   linked: boolean;
   /** The instruments it started with (setMeterProvider may replace them meanwhile). */
@@ -179,7 +181,12 @@ export class HooklineInstrumentation {
         if (tracestate) delivery.tracestate = tracestate;
       }
     }
-    delivery[this.state] = { span, startedAt: performance.now(), linked: links !== undefined, metrics: this.metrics };
+    delivery[this.state] = {
+      span,
+      startedAt: keepsDuration(span) ? -1 : performance.now(),
+      linked: links !== undefined,
+      metrics: this.metrics,
+    };
     this.open++;
     this.metrics.started();
   };
@@ -190,11 +197,11 @@ export class HooklineInstrumentation {
     // Started before this instance subscribed, or settled twice: nothing of ours to end.
     if (state === undefined) return;
     delivery[this.state] = undefined;
-    const seconds = (performance.now() - state.startedAt) / 1000;
     const outcome = delivery.outcome ?? 'rejected';
-    const { span } = state;
+    const { span, startedAt } = state;
     if (span.isRecording()) describeOutcome(span, delivery, outcome, state.linked);
     span.end();
+    const seconds = startedAt < 0 ? spanSeconds(span) : (performance.now() - startedAt) / 1000;
     state.metrics.settled(delivery, outcome, seconds);
     if (--this.open === 0 && !this.subscribed) this.stopListeningForEnds();
   };

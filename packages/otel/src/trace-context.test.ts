@@ -16,6 +16,7 @@ describe('W3C traceparent', () => {
       isRemote: true,
     });
     expect(formatTraceparent({ traceId: TRACE_ID, spanId: SPAN_ID, traceFlags: 0x1f })).toBe(`00-${TRACE_ID}-${SPAN_ID}-1f`);
+    expect(formatTraceparent({ traceId: TRACE_ID, spanId: SPAN_ID, traceFlags: TraceFlags.NONE })).toBe(`00-${TRACE_ID}-${SPAN_ID}-00`);
   });
 
   it('writes nothing for an invalid span context (a no-op tracer)', () => {
