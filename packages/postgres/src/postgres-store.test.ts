@@ -168,6 +168,67 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
       }
     });
 
+    it('answers many claims of several keys sent together as single claims would be: one acquires each key, in few statements', async () => {
+      const counting = countingPool(newPool());
+      const store = postgresStore({ client: counting.pool, schema });
+      try {
+        const keys = Array.from({ length: 8 }, (_, i) => `crowd:${i}:wdl_${randomUUID()}`);
+        // Each key claimed five times, interleaved, by as many tokens, all in one turn of the event loop.
+        const claims = Array.from({ length: 5 }, () => keys.map((key) => ({ key, token: randomUUID() }))).flat();
+        const results = await Promise.all(claims.map(({ key, token }) => store.claim(key, token, 60_000)));
+        for (const key of keys) {
+          const answers = results.filter((_, i) => claims[i]?.key === key);
+          expect(answers.filter((r) => r.state === 'acquired')).toEqual([{ state: 'acquired', attempt: 1 }]);
+          expect(answers.filter((r) => r.state === 'in_progress')).toHaveLength(4);
+        }
+        // The distinct keys share statements: a key's repeats wait for later batches, so five rounds at most.
+        expect(counting.statements()).toBeLessThanOrEqual(5);
+        // The winners, and only they, complete.
+        const winners = claims.filter((_, i) => results[i]?.state === 'acquired');
+        const losers = claims.filter((_, i) => results[i]?.state !== 'acquired');
+        expect(await Promise.all(losers.map(({ key, token }) => store.complete(key, token, 60_000)))).toEqual(losers.map(() => false));
+        expect(await Promise.all(winners.map(({ key, token }) => store.complete(key, token, 60_000)))).toEqual(winners.map(() => true));
+      } finally {
+        await counting.pool.end();
+      }
+    });
+
+    it('fails only the callers of the statement that failed: a batch stopped by a row lock, not the batch sent beside it', async () => {
+      const pool = newPool();
+      const store = postgresStore({ client: pool, schema, lockTimeoutMs: 300 });
+      const holder = await admin.connect();
+      try {
+        const locked = `held:wdl_${randomUUID()}`;
+        expect(await store.claim(locked, randomUUID(), 60_000)).toEqual({ state: 'acquired', attempt: 1 });
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${schema}".hookline_idempotency WHERE key = $1 FOR UPDATE`, [locked]);
+        // One batch holds the locked key and two free ones; the next turn's claims leave as a second
+        // statement (batchConcurrency 2) while the first waits on the lock.
+        const beside = [`beside-a:wdl_${randomUUID()}`, `beside-b:wdl_${randomUUID()}`];
+        const stopped = [locked, ...beside].map((key) => refusal(store.claim(key, randomUUID(), 60_000)));
+        await new Promise((resolve) => setImmediate(resolve));
+        const free = [`later-a:wdl_${randomUUID()}`, `later-b:wdl_${randomUUID()}`];
+        const later = await Promise.all(free.map((key) => store.claim(key, randomUUID(), 60_000)));
+        expect(later).toEqual(free.map(() => ({ state: 'acquired', attempt: 1 })));
+        // The whole first statement gave up on the lock (lockTimeoutMs bounds a batch as a single claim):
+        // its callers get 55P03, answered 503, and nothing of it was written.
+        const errors = await Promise.all(stopped);
+        expect(errors.map((error) => (error as { code?: string }).code)).toEqual(['55P03', '55P03', '55P03']);
+        await holder.query('ROLLBACK');
+        const written = await admin.query(`SELECT key FROM "${schema}".hookline_idempotency WHERE key = ANY($1)`, [beside]);
+        expect(written.rowCount).toBe(0);
+        // Sent again, as the service would, the free keys are acquired and the held one is still leased.
+        expect(await Promise.all(beside.map((key) => store.claim(key, randomUUID(), 60_000)))).toEqual(
+          beside.map(() => ({ state: 'acquired', attempt: 1 })),
+        );
+        expect((await store.claim(locked, randomUUID(), 60_000)).state).toBe('in_progress');
+      } finally {
+        await holder.query('ROLLBACK').catch(() => {});
+        holder.release();
+        await pool.end();
+      }
+    });
+
     it('fails only the operation whose key the database refuses, not the others in its batch', async () => {
       const pool = newPool();
       const store = postgresStore({ client: pool, schema });
