@@ -3,6 +3,8 @@
  * loaded in turn by wrk with deliveries signed before the round (../lib/wrk-load.ts), or by
  * autocannon (../lib/load.ts) where wrk is not installed. Rounds are interleaved and the
  * order reverses every round (A B C, C B A, A B C…), so drift on the machine hits every store alike.
+ * Under wrk each store's turn also has an autocannon round, for the receiver's CPU per request with a
+ * generator seldom asleep when answers come (see `ThroughputSample.steadyCpuPerRequest`).
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +34,15 @@ export interface ThroughputSample extends LoadSample {
    * receiver (memory, SQLite), undefined when the server is not on this machine.
    */
   databaseCpuPerRequest: number | undefined;
+  /**
+   * The receiver's CPU µs per request in a round of the same length under autocannon, which signs each
+   * request itself and so is busy, seldom asleep, when an answer comes: few answers have to wake it. Under wrk, which is
+   * faster than these receivers, a receiver pays in its system time for every answer that finds wrk
+   * asleep: the memory store's receiver, which answers each delivery as it reads it, on most answers,
+   * batching stores (SQLite, one transaction per event-loop turn) on few. The same as `cpuPerRequest`
+   * when the rounds are autocannon's already.
+   */
+  steadyCpuPerRequest: number;
 }
 
 type Server = BenchServer<StoreKind>;
@@ -45,7 +56,11 @@ async function load(server: Server, seconds: number, options: ThroughputOptions)
   const after = database === undefined ? 0 : serverCpuMicros(database);
   const answered = sample.rps * seconds;
   const databaseCpuPerRequest = before === undefined || after === undefined || answered <= 0 ? undefined : (after - before) / answered;
-  return { ...sample, databaseCpuPerRequest };
+  const steady =
+    options.generator === 'autocannon'
+      ? sample
+      : await runLoad(server, { seconds, connections: options.connections, generator: 'autocannon' });
+  return { ...sample, databaseCpuPerRequest, steadyCpuPerRequest: steady.cpuPerRequest };
 }
 
 /** Every store's samples, one per round, in `kinds` order. */
@@ -66,7 +81,9 @@ export async function measureThroughput(
       const order = round % 2 === 0 ? servers : [...servers].reverse();
       for (const server of order) {
         const sample = await load(server, options.seconds, options);
-        process.stderr.write(`  round ${round + 1} ${server.kind}: ${Math.round(sample.rps)} req/s\n`);
+        process.stderr.write(
+          `  round ${round + 1} ${server.kind}: ${Math.round(sample.rps)} req/s, receiver ${sample.cpuPerRequest.toFixed(1)} µs/req (${sample.steadyCpuPerRequest.toFixed(1)} under autocannon)\n`,
+        );
         samples.get(server.kind)!.push(sample);
       }
     }

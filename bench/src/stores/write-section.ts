@@ -25,11 +25,12 @@ function ratioToMemory(samples: Map<StoreKind, ThroughputSample[]>, kind: StoreK
 }
 
 /**
- * The memory store's server CPU per request over this store's: how many deliveries one receiver core
- * serves with this store, relative to the memory store, when the database has cores of its own.
+ * The memory store's receiver CPU per request over this store's, both under autocannon (few answers
+ * have to wake the generator, see `ThroughputSample.steadyCpuPerRequest`): how many deliveries one receiver
+ * core serves with this store, relative to the memory store, when the database has cores of its own.
  */
 function cpuRatioToMemory(samples: Map<StoreKind, ThroughputSample[]>, kind: StoreKind): number {
-  const cpu = (k: StoreKind) => median((samples.get(k) ?? []).map((s) => s.cpuPerRequest));
+  const cpu = (k: StoreKind) => median((samples.get(k) ?? []).map((s) => s.steadyCpuPerRequest));
   return cpu('memory') / cpu(kind);
 }
 
@@ -86,7 +87,7 @@ function cpuBudgetTable(samples: Map<StoreKind, ThroughputSample[]>): string {
 function generatorSentence(options: ThroughputOptions & { generatorVersion: string; wrkInstalled: boolean }): string {
   const fresh = `${options.connections} connections and sends 1 KB deliveries, each with a fresh deliveryId and signature, so every request is a real claim and completion in the store.`;
   return options.generator === 'wrk'
-    ? `The load generator is wrk (${options.generatorVersion}), 1 thread, in another process, with ${fresh} The deliveries are signed before each round, so the generator only sends: autocannon, which signs each request in Node, cost about as much CPU per request as the receiver, on the core the database servers share with it, and held the stores that use one below what the machine can do. A generator that waits idle for each answer costs the server something too: it must be woken by the answer, in the server's system time. The memory store's receiver, which does the least else, pays that most: on a 2-core virtual machine its CPU per request was about 1.4× under wrk what it was under autocannon (its system time about doubled), while MySQL's stayed the same, so part of each store's ratio to the memory store is that (\`HOOKLINE_BENCH_STORES_GENERATOR=autocannon\` measures with autocannon).`
+    ? `The load generator is wrk (${options.generatorVersion}), 1 thread, in another process, with ${fresh} The deliveries are signed before each round, so the generator only sends: autocannon, which signs each request in Node, cost about as much CPU per request as the receiver, on the core the database servers share with it, and held the stores that use one below what the machine can do. But wrk, faster than every receiver here, sleeps whenever it has read every answer, and a receiver pays in its own system time for each answer that must wake it (about 10 µs each on a 2-core KVM machine). How often depends on how a store's answers leave, not on its work: the memory store's receiver answers each delivery as it reads it, one at a time, and woke wrk after 0.14–0.34 of its answers there (0.85 in some rounds); the SQLite store answers a turn's deliveries together, after one transaction, and woke it after 0.03–0.05. So under wrk the memory store, the baseline of every ratio, pays most for the generator: on a quiet 2-core virtual machine its receiver cost 58.6 µs per request, 1.7× the 34 µs the same bridge cost under autocannon in the HTTP suites, and the SQLite store came out 1.15× faster. Each store's turn in a round therefore has a second round of the same length under autocannon (${packageVersion('autocannon')}, ${options.connections} connections, signing in its own process, so it is seldom asleep when an answer comes): the receiver's CPU per request there is the like-for-like cost of each store, and "per receiver core vs memory" is judged on it. req/s and the targets stay wrk's.`
     : `The load generator is ${options.generatorVersion} in another process (${options.wrkInstalled ? 'chosen with HOOKLINE_BENCH_STORES_GENERATOR=autocannon' : 'wrk is not installed here: `apt-get install wrk`'}), with ${fresh} It signs each request itself, at a CPU cost per request close to the receiver's.`;
 }
 
@@ -101,6 +102,7 @@ export function throughputSection(
     `${median(list.map((s) => s.p50))} ms`,
     `${median(list.map((s) => s.p99))} ms`,
     formatNumber(median(list.map((s) => s.cpuPerRequest)), 1),
+    formatNumber(median(list.map((s) => s.steadyCpuPerRequest)), 1),
     String(list.reduce((sum, s) => sum + s.non2xx + s.errors, 0)),
     formatRatio(ratioToMemory(samples, kind)),
     formatRatio(cpuRatioToMemory(samples, kind)),
@@ -125,6 +127,7 @@ export function throughputSection(
         'p50',
         'p99',
         'server CPU µs / request',
+        'same, under autocannon',
         'non-2xx + errors',
         'vs memory',
         'per receiver core vs memory',
@@ -132,7 +135,7 @@ export function throughputSection(
       rows,
     ),
     '',
-    "On this machine the load generator, the receiver and Redis or PostgreSQL share two cores, so req/s also measures how much CPU the database server takes from the other two. The last column leaves that out: the memory store's receiver CPU per request over this store's, that is how many deliveries one receiver core serves with this store where the database runs on cores (or a host) of its own. The targets are judged on req/s, as set.",
+    "On this machine the load generator, the receiver and Redis or PostgreSQL share two cores, so req/s also measures how much CPU the database server takes from the other two. The last column leaves that out: the memory store's receiver CPU per request over this store's, both under autocannon (whose answers seldom have to wake it), that is how many deliveries one receiver core serves with this store where the database runs on cores (or a host) of its own. The targets are judged on req/s, as set: under wrk they flatter the stores that batch their answers (above).",
     '',
     `Where each request's CPU goes on the whole machine, medians across the same rounds: the receiver process; the database server, all its processes (from /proc, before and after each round; SQLite and the memory store run inside the receiver); and the load generator (${options.generator === 'wrk' ? 'its signing done before the round' : 'signing included'}). At these costs per request and with all ${availableParallelism()} cores busy, a store's req/s could reach at most the memory store's times "ceiling vs memory" (the memory store's "all three" over this store's), however the work were spread across the cores. It is a reading of this run, not a law: the costs move with load (a store's batches grow, the load generator spends less per request when answers come faster).`,
     '',
