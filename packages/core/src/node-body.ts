@@ -44,25 +44,42 @@ export interface NodeBodyOptions {
  */
 export function readNodeBody(req: NodeRequest, limit: number, options?: string | NodeBodyOptions): Promise<Uint8Array> {
   const bodyOptions: NodeBodyOptions = typeof options === 'string' ? { fix: options } : (options ?? {});
+  return new Promise((resolve, reject) => readNodeBodyInto(req, limit, bodyOptions, { bodyRead: resolve, bodyRefused: reject }));
+}
+
+/** Where `readNodeBodyInto` hands the bytes, or the reason it refused them. */
+export interface BodyDestination {
+  bodyRead(bytes: Uint8Array): void;
+  bodyRefused(error: Error): void;
+}
+
+/**
+ * `readNodeBody` without its promise: the outcome goes to `to`, at once for a body already buffered,
+ * already parsed or declared over the limit, else when the stream ends or is refused. For the node:http
+ * bridge, whose exchange is its own destination, so a request costs it no closure.
+ */
+export function readNodeBodyInto(req: NodeRequest, limit: number, options: NodeBodyOptions, to: BodyDestination): void {
   const buffered = req.body instanceof Uint8Array ? req.body : req.rawBody instanceof Uint8Array ? req.rawBody : undefined;
   if (buffered !== undefined) {
-    return buffered.byteLength > limit ? Promise.reject(payloadTooLarge(limit)) : Promise.resolve(buffered);
+    if (buffered.byteLength > limit) to.bodyRefused(payloadTooLarge(limit));
+    else to.bodyRead(buffered);
+    return;
   }
   // body-parser marks what it parsed with `_body`; a string body came from a text parser.
   if (req._body === true || typeof req.body === 'string' || req.readableEnded) {
-    return Promise.reject(bodyAlreadyParsed(bodyOptions.fix ?? PARSED_BODY_FIX));
+    to.bodyRefused(bodyAlreadyParsed(options.fix ?? PARSED_BODY_FIX));
+    return;
   }
   try {
     checkDeclaredLength(req.headers?.['content-length'], limit);
   } catch (error) {
-    lingerAfterAnswer(req, bodyOptions.linger);
-    return Promise.reject(error);
+    lingerAfterAnswer(req, options.linger);
+    to.bodyRefused(error as Error);
+    return;
   }
-  return new Promise((resolve, reject) => {
-    const read = new StreamRead(req, limit, bodyOptions, resolve, reject);
-    listen(req, read);
-    if (hasTimeLimit(bodyOptions.timeoutMs)) setDeadline(bodyOptions.timeoutMs, read);
-  });
+  const read = new StreamRead(req, limit, options, to);
+  listen(req, read);
+  if (hasTimeLimit(options.timeoutMs)) setDeadline(options.timeoutMs, read);
 }
 
 const READ = Symbol('hookline.streamRead');
@@ -87,8 +104,7 @@ class StreamRead implements Expiring {
     readonly req: NodeRequest,
     readonly limit: number,
     readonly options: NodeBodyOptions,
-    readonly resolve: (bytes: Uint8Array) => void,
-    readonly reject: (error: Error) => void,
+    readonly to: BodyDestination,
   ) {}
 
   data(chunk: Uint8Array): void {
@@ -102,7 +118,7 @@ class StreamRead implements Expiring {
     if (this.done) return;
     this.done = true;
     clearDeadline(this);
-    this.resolve(concatChunks(this.chunks, this.total));
+    this.to.bodyRead(concatChunks(this.chunks, this.total));
   }
 
   fail(error: Error): void {
@@ -110,7 +126,7 @@ class StreamRead implements Expiring {
     this.done = true;
     clearDeadline(this);
     this.chunks = [];
-    this.reject(error);
+    this.to.bodyRefused(error);
   }
 
   /** The deadline passed (`setDeadline`). */

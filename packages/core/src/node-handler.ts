@@ -4,7 +4,7 @@ import { isPromiseLike } from './awaitable';
 import { receiveDirect } from './receiver-entry';
 import { HooklineError } from './errors';
 import { type AdapterOptions, routeBodyTimeoutMs } from './adapter-options';
-import { type NodeBodyOptions, type NodeRequest, PARSED_BODY_FIX, readNodeBody } from './node-body';
+import { type BodyDestination, type NodeBodyOptions, type NodeRequest, PARSED_BODY_FIX, readNodeBodyInto } from './node-body';
 import { type LingerOptions, lingerOnRefusal } from './node-linger';
 import type { ReceiverEndpoint } from './receiver';
 
@@ -89,15 +89,26 @@ export function createNodeHandler(receiver: ReceiverEndpoint, options: NodeHandl
       return WRITTEN;
     }
     const exchange = new Exchange(receiver, req, res, linger);
-    return readNodeBody(req, receiver.maxBodyBytes, bodyOptions).then(
-      (bytes) => exchange.answer(bytes),
-      (error: Error) => exchange.refused(error),
-    );
+    return new Promise<Exchange>((bodyDone) => {
+      exchange.bodyDone = bodyDone;
+      readNodeBodyInto(req, receiver.maxBodyBytes, bodyOptions, exchange);
+    }).then(respond);
   };
 }
 
-/** One request through the bridge, from its body to the written answer. */
-class Exchange {
+/**
+ * One request through the bridge, from its body to the written answer. It is where the body reader
+ * hands the bytes and what the handler's promise settles with (it has no `then`, so the promise takes
+ * it as a value), so the answer needs no callbacks made per request: against
+ * `readNodeBody(…).then(onBytes, onError)` the bridge ran 194,700 instead of 198,600 instructions per
+ * request (0.980×, bench/README.md "Counting instructions").
+ */
+class Exchange implements BodyDestination {
+  /** Settles the handler's promise with this exchange once the body is read or refused. */
+  bodyDone: (exchange: Exchange) => void = ignore;
+  private bytes: Uint8Array | undefined = undefined;
+  private refusal: Error | undefined = undefined;
+
   constructor(
     private readonly receiver: ReceiverEndpoint,
     private readonly req: NodeRequest,
@@ -105,17 +116,32 @@ class Exchange {
     private readonly linger: LingerOptions | undefined,
   ) {}
 
-  answer(bytes: Uint8Array): void | Promise<void> {
-    const answer = receiveDirect(this.receiver, { body: bytes, headers: this.req.headers, url: this.req.url });
+  bodyRead(bytes: Uint8Array): void {
+    this.bytes = bytes;
+    this.bodyDone(this);
+  }
+
+  bodyRefused(error: Error): void {
+    this.refusal = error;
+    this.bodyDone(this);
+  }
+
+  /** Answers: the receiver's answer to the body, or the refusal's. */
+  respond(): void | Promise<void> {
+    if (this.refusal !== undefined) return this.refused(this.refusal);
+    const answer = receiveDirect(this.receiver, { body: this.bytes as Uint8Array, headers: this.req.headers, url: this.req.url });
     if (isPromiseLike(answer)) return answer.then((value) => writeNodeAnswer(this.res, value));
     writeNodeAnswer(this.res, answer);
   }
 
-  refused(error: Error): void {
+  private refused(error: Error): void {
     if (HooklineError.is(error)) writeEarlyNodeAnswer(this.req, this.res, this.receiver.answerError(error), this.linger);
     else this.res.destroy(); // the client went away mid-body: nobody is left to answer
   }
 }
+
+const ignore = (): void => {};
+const respond = (exchange: Exchange): void | Promise<void> => exchange.respond();
 
 const WRITTEN: Promise<void> = Promise.resolve();
 
