@@ -15,7 +15,7 @@ import net from 'node:net';
 import { createReceiver, type IdempotencyStore, memoryStore, type Receiver, type ReceiverInput } from '@hookline/core';
 import { redisStore } from '@hookline/redis';
 import { createClient } from 'redis';
-import { BENCH_SECRET, signedPool } from '../lib/payloads';
+import { BENCH_SECRET, signedHeaders, signedPool } from '../lib/payloads';
 import { formatNumber, markdownTable, median, spreadPercent } from '../lib/stats';
 import { packageVersion } from '../lib/versions';
 
@@ -70,15 +70,7 @@ const variants: Variant[] = [
 ];
 
 function inputs(): ReceiverInput[] {
-  return signedPool('message.inbound', 1024, POOL_SIZE).map((body) => ({
-    body: body.bytes,
-    headers: {
-      'content-type': 'application/json',
-      'x-service-signature': body.hex,
-      'x-service-event': 'message.inbound',
-      'x-service-delivery-id': body.deliveryId,
-    },
-  }));
+  return signedPool('message.inbound', 1024, POOL_SIZE).map((body) => ({ body: body.bytes, headers: signedHeaders(body) }));
 }
 
 /** Runs `pool` through `receiver` with `inFlight` calls at a time; throws on any answer but 200. */

@@ -5,7 +5,7 @@ import { createReceiver, memoryStore, verifySignature } from '@hookline/core';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { Webhook as SvixWebhook } from 'svix';
-import { BENCH_SECRET, type SignedBody } from '../lib/payloads';
+import { BENCH_SECRET, type SignedBody, signedHeaders } from '../lib/payloads';
 
 /**
  * One contender: `prepare` turns a pool of bodies into whatever inputs the library takes (its own
@@ -157,12 +157,7 @@ export function hooklineReceive(build: CoreBuild = { createReceiver, memoryStore
     prepare: (pool) =>
       pool.map((b) => ({
         body: b.bytes,
-        headers: {
-          'content-type': 'application/json',
-          'x-service-signature': b.hex,
-          'x-service-event': JSON.parse(b.text).event,
-          'x-service-delivery-id': b.deliveryId,
-        },
+        headers: signedHeaders(b, JSON.parse(b.text).event),
       })),
     async run(input) {
       const before = handled;

@@ -64,6 +64,16 @@ export interface SignedBody {
   hex: string;
 }
 
+/** The headers the service sends with `body` (of `event`): its signature, event and deliveryId. */
+export function signedHeaders(body: SignedBody, event = 'message.inbound'): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'x-service-signature': body.hex,
+    'x-service-event': event,
+    'x-service-delivery-id': body.deliveryId,
+  };
+}
+
 /** `count` bodies of one size with unique deliveryIds, each signed the service's way. */
 export function signedPool(event: string, bytes: number, count: number, secret = BENCH_SECRET): SignedBody[] {
   const { before, after } = deliveryTemplate(event, bytes);

@@ -8,7 +8,7 @@ import { context, SpanKind, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { signedPool } from '../lib/payloads';
+import { signedHeaders, signedPool } from '../lib/payloads';
 
 // Exporters that drop everything: the SDK does all its work, nothing leaves the process.
 const noopSpanExporter: SpanExporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
@@ -39,15 +39,7 @@ export interface Delivery {
 export function deliveries(): Delivery[] {
   return signedPool('message.inbound', 1024, 2048).map((body) => ({
     deliveryId: body.deliveryId,
-    input: {
-      body: body.bytes,
-      headers: {
-        'content-type': 'application/json',
-        'x-service-signature': body.hex,
-        'x-service-event': 'message.inbound',
-        'x-service-delivery-id': body.deliveryId,
-      },
-    },
+    input: { body: body.bytes, headers: signedHeaders(body) },
   }));
 }
 

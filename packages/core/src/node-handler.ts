@@ -88,10 +88,8 @@ export function createNodeHandler(receiver: ReceiverEndpoint, options: NodeHandl
       writeEarlyNodeAnswer(req, res, receiver.answerError(methodNotAllowed(req.method ?? 'unknown')), linger);
       return WRITTEN;
     }
-    const exchange = new Exchange(receiver, req, res, linger);
     return new Promise<Exchange>((bodyDone) => {
-      exchange.bodyDone = bodyDone;
-      readNodeBodyInto(req, receiver.maxBodyBytes, bodyOptions, exchange);
+      readNodeBodyInto(req, receiver.maxBodyBytes, bodyOptions, new Exchange(receiver, req, res, linger, bodyDone));
     }).then(respond);
   };
 }
@@ -104,8 +102,6 @@ export function createNodeHandler(receiver: ReceiverEndpoint, options: NodeHandl
  * request (0.980×, bench/README.md "Counting instructions").
  */
 class Exchange implements BodyDestination {
-  /** Settles the handler's promise with this exchange once the body is read or refused. */
-  bodyDone: (exchange: Exchange) => void = ignore;
   private bytes: Uint8Array | undefined = undefined;
   private refusal: Error | undefined = undefined;
 
@@ -114,6 +110,8 @@ class Exchange implements BodyDestination {
     private readonly req: NodeRequest,
     private readonly res: ServerResponse,
     private readonly linger: LingerOptions | undefined,
+    /** Settles the handler's promise with this exchange once the body is read or refused. */
+    private readonly bodyDone: (exchange: Exchange) => void,
   ) {}
 
   bodyRead(bytes: Uint8Array): void {
@@ -140,7 +138,6 @@ class Exchange implements BodyDestination {
   }
 }
 
-const ignore = (): void => {};
 const respond = (exchange: Exchange): void | Promise<void> => exchange.respond();
 
 const WRITTEN: Promise<void> = Promise.resolve();

@@ -80,6 +80,22 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
     await admin.end();
   });
 
+  /** Another session's transaction holding `key`'s row lock until `rollback()` (safe to call twice). */
+  async function holdRowLock(key: string): Promise<{ rollback(): Promise<void> }> {
+    const holder = await admin.connect();
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM "${schema}".hookline_idempotency WHERE key = $1 FOR UPDATE`, [key]);
+    let held = true;
+    return {
+      async rollback() {
+        if (!held) return;
+        held = false;
+        await holder.query('ROLLBACK').catch(() => {});
+        holder.release();
+      },
+    };
+  }
+
   describeStoreConformance(
     'postgresStore (pg Pool)',
     () => {
@@ -196,12 +212,11 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
     it('fails only the callers of the statement that failed: a batch stopped by a row lock, not the batch sent beside it', async () => {
       const pool = newPool();
       const store = postgresStore({ client: pool, schema, lockTimeoutMs: 300 });
-      const holder = await admin.connect();
+      let holder: { rollback(): Promise<void> } | undefined;
       try {
         const locked = `held:wdl_${randomUUID()}`;
         expect(await store.claim(locked, randomUUID(), 60_000)).toEqual({ state: 'acquired', attempt: 1 });
-        await holder.query('BEGIN');
-        await holder.query(`SELECT 1 FROM "${schema}".hookline_idempotency WHERE key = $1 FOR UPDATE`, [locked]);
+        holder = await holdRowLock(locked);
         // One batch holds the locked key and two free ones; the next turn's claims leave as a second
         // statement (batchConcurrency 2) while the first waits on the lock.
         const beside = [`beside-a:wdl_${randomUUID()}`, `beside-b:wdl_${randomUUID()}`];
@@ -214,7 +229,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
         // its callers get 55P03, answered 503, and nothing of it was written.
         const errors = await Promise.all(stopped);
         expect(errors.map((error) => (error as { code?: string }).code)).toEqual(['55P03', '55P03', '55P03']);
-        await holder.query('ROLLBACK');
+        await holder.rollback();
         const written = await admin.query(`SELECT key FROM "${schema}".hookline_idempotency WHERE key = ANY($1)`, [beside]);
         expect(written.rowCount).toBe(0);
         // Sent again, as the service would, the free keys are acquired and the held one is still leased.
@@ -223,8 +238,7 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
         );
         expect((await store.claim(locked, randomUUID(), 60_000)).state).toBe('in_progress');
       } finally {
-        await holder.query('ROLLBACK').catch(() => {});
-        holder.release();
+        await holder?.rollback();
         await pool.end();
       }
     });
@@ -319,13 +333,12 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
     it('fails a claim blocked by another transaction holding the row lock after lockTimeoutMs, not as a data error; a completion waits', async () => {
       const pool = newPool();
       const store = postgresStore({ client: pool, schema, lockTimeoutMs: 300 });
-      const holder = await admin.connect();
+      let holder: { rollback(): Promise<void> } | undefined;
       try {
         const key = `locked:wdl_${randomUUID()}`;
         const token = randomUUID();
         expect(await store.claim(key, token, 60_000)).toEqual({ state: 'acquired', attempt: 1 });
-        await holder.query('BEGIN');
-        await holder.query(`SELECT 1 FROM "${schema}".hookline_idempotency WHERE key = $1 FOR UPDATE`, [key]);
+        holder = await holdRowLock(key);
         const claim = await refusal(store.claim(key, randomUUID(), 60_000));
         expect((claim as { code?: string }).code).toBe('55P03'); // lock_not_available: answered 503 by the receiver
         expect(StoreDataError.is(claim)).toBe(false);
@@ -342,15 +355,14 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
         });
         await new Promise((resolve) => setTimeout(resolve, 600));
         expect(completed).toBeUndefined();
-        await holder.query('ROLLBACK');
+        await holder.rollback();
         await completion;
         expect(completed).toBe(true);
         expect(await store.claim(key, randomUUID(), 60_000)).toEqual({ state: 'completed' });
         // The bound was the statements' own: the pool's sessions kept the server's setting.
         expect((await pool.query('SHOW lock_timeout')).rows[0]).toEqual({ lock_timeout: '0' });
       } finally {
-        await holder.query('ROLLBACK').catch(() => {});
-        holder.release();
+        await holder?.rollback();
         await pool.end();
       }
     });

@@ -1,8 +1,9 @@
 /**
- * Step 4b in answer-fast mode, enqueue, right after match (step 3 is skipped): instead of claiming the delivery and running its handlers,
- * hand it to the queue and answer from what the queue says. This is the whole accept path, one call
- * to the queue (one round trip to Redis for BullMQ, one statement for pg-boss): the queue's idempotent
- * enqueue is the receipt, and the exactly-once claim is the worker's (under the `work:` keys).
+ * Step 4b in answer-fast mode, enqueue, right after match (step 3 is skipped): instead of claiming
+ * the delivery and running its handlers, hand it to the queue and answer from what the queue says.
+ * This is the whole accept path, one call to the queue (one round trip to Redis for BullMQ, one
+ * statement for pg-boss): the queue's idempotent enqueue is the receipt, and the exactly-once claim is
+ * the worker's (under the `work:` keys).
  *
  * - A job the queue did not hold is written durably, then answered 202: nothing is answered 2xx before
  *   the queue said the job is durable.
