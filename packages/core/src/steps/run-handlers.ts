@@ -13,6 +13,7 @@ import { runInOrder } from '../dispatch';
 import { DEADLINE, type HandlerOutcome, OVERRUN, watchHandlers } from '../in-flight';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
+import { runInTracerScope } from '../user-code';
 import { answerError } from './answer-error';
 import { runGuarded } from './run-guarded';
 import { settle } from './settle';
@@ -61,9 +62,12 @@ function startHandlers(state: ReceiverState, attempt: Attempt): Awaitable<RunRes
   let running: Promise<void> | undefined;
   try {
     if (guarded !== undefined)
-      running = scope === undefined ? runGuarded(state, attempt, context) : scope(() => runGuarded(state, attempt, context));
+      running =
+        scope === undefined
+          ? runGuarded(state, attempt, context)
+          : runInTracerScope(state, scope, () => runGuarded(state, attempt, context));
     else if (scope === undefined) running = runInOrder(handlers, attempt.delivery, context);
-    else running = scope(() => runInOrder(handlers, attempt.delivery, context));
+    else running = runInTracerScope(state, scope, () => runInOrder(handlers, attempt.delivery, context));
   } catch (error) {
     return { error: error ?? new Error('a handler threw no reason') };
   }
