@@ -2,29 +2,15 @@
 // looks like success. By default it is written like the refusals: the first of each kind (event and
 // message) on console.warn with what it means and what to do, the repeats counted once a minute; a
 // logger hears each one at warn level; `logger: false` silences it. Fake timers stand in for the minute.
-import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PermanentFailure } from './errors';
 import { NOTE_SUMMARY_MS } from './notes';
 import type { DeliveryQueue, QueuedDelivery } from './queue';
 import { createReceiver } from './receiver';
 import { queueJobEntry } from './receiver-entry';
-import { envelope, json, SECRET, signed } from './test-support';
+import { consoleNotes, envelope, json, SECRET, signed } from './test-support';
 
-let warn: MockInstance<typeof console.warn>;
-let error: MockInstance<typeof console.error>;
-
-beforeEach(() => {
-  vi.useFakeTimers();
-  warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-  error = vi.spyOn(console, 'error').mockImplementation(() => {});
-});
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
-
-const lines = (): string[] => warn.mock.calls.map(([line]) => String(line));
+const { spied, warnings: lines } = consoleNotes();
 
 function givingUp(options: Parameters<typeof createReceiver>[0] = { secret: SECRET }) {
   const receiver = createReceiver(options);
@@ -47,7 +33,7 @@ describe('a PermanentFailure, synchronous mode', () => {
     expect(lines()[1]).toBe(
       '[hookline] in the last minute, handlers gave up on 3 more deliveries with PermanentFailure: 3 × message.failed (unknown message)',
     );
-    expect(error).not.toHaveBeenCalled();
+    expect(spied.error).not.toHaveBeenCalled();
   });
 
   it('writes each kind once: another message is another kind', async () => {
@@ -99,7 +85,7 @@ describe('a PermanentFailure, synchronous mode', () => {
     expect(json(await receiver.handle(signed(envelope({ event: 'message.failed' }))))).toEqual({ ok: true, failed: true });
     vi.advanceTimersByTime(NOTE_SUMMARY_MS);
     expect(lines()).toEqual([]);
-    expect(error).not.toHaveBeenCalled();
+    expect(spied.error).not.toHaveBeenCalled();
   });
 });
 
