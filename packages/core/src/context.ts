@@ -43,9 +43,9 @@ export interface HandlerContext {
  * never do, and the hot path stays allocation-light.
  */
 export class DeliveryContext implements HandlerContext {
-  // One object, shared with the contexts derived from this one (a transactional handler's, made with
-  // Object.create): a controller made through a derived context is the one `abort()` aborts.
-  private readonly fence: { controller?: AbortController; reason?: Error } = {};
+  // The signal's state, made when first needed, and shared with a context derived from this one
+  // (`withTransaction`), so a controller made through either is the one `abort()` aborts.
+  private fence: { controller?: AbortController; reason?: Error } | undefined;
   private receivedDate: Date | undefined;
 
   constructor(
@@ -69,6 +69,7 @@ export class DeliveryContext implements HandlerContext {
   }
 
   get signal(): AbortSignal {
+    this.fence ??= {};
     const { fence } = this;
     if (fence.controller === undefined) {
       fence.controller = new AbortController();
@@ -82,10 +83,20 @@ export class DeliveryContext implements HandlerContext {
    * when a lease is lost. The first reason stands: a handler that stopped at the deadline is stopped.
    */
   abort(reason: Error = deadlineReason()): void {
+    this.fence ??= {};
     const { fence } = this;
     if (fence.reason !== undefined) return;
     fence.reason = reason;
     fence.controller?.abort(reason);
+  }
+
+  /**
+   * The context of a transactional handler: this one with `transaction`. Its signal is this one's
+   * (the shared state is made first, so a controller made through either context is the same).
+   */
+  withTransaction(transaction: unknown): HandlerContext {
+    this.fence ??= {};
+    return Object.create(this, { transaction: { value: transaction, enumerable: true } }) as HandlerContext;
   }
 }
 
