@@ -83,15 +83,26 @@ export function emit<K extends HookName>(state: ReceiverState, name: K, info: Pa
   for (const listener of state.hooks[name] as ((arg: typeof info) => unknown)[]) {
     callUserCode(
       state,
-      `the ${name} hook`,
+      HOOK_NAMES[name],
       () => listener(info),
       (error) => hookFailed(state, name, error),
     );
   }
 }
 
+/** How a note names each hook (made once, not per call). */
+const HOOK_NAMES: Record<HookName, string> = {
+  received: 'the received hook',
+  duplicate: 'the duplicate hook',
+  handled: 'the handled hook',
+  failed: 'the failed hook',
+  stale: 'the stale hook',
+  unhandled: 'the unhandled hook',
+  rejected: 'the rejected hook',
+};
+
 function hookFailed(state: ReceiverState, name: HookName, error: unknown): void {
-  if (state.config.logger === undefined && state.errorListeners.length === 0) noteUserCodeFailure(state, `the ${name} hook`, error);
+  if (state.config.logger === undefined && state.errorListeners.length === 0) noteUserCodeFailure(state, HOOK_NAMES[name], error);
   else reportError(state, error, { phase: 'hook' });
 }
 
