@@ -17,6 +17,7 @@ const CORE_EXPORTS = [
   'EVENT_GROUPS',
   'EVENT_NAMES',
   'HooklineError',
+  'LeaseLostError',
   'PermanentFailure',
   'createNodeHandler',
   'createReceiver',

@@ -76,4 +76,4 @@ export { waitInWholeSeconds } from './whole-seconds';
 export { isPromiseLike } from './awaitable';
 
 // Diagnostics: what the receiver publishes on node:diagnostics_channel, for tracers (types only)
-export type { DeliveryTrace, StoreOperationMessage, TraceOutcome } from './diagnostics';
+export type { DeliveryTrace, QueueOperationMessage, StoreOperationMessage, TraceOutcome } from './diagnostics';

@@ -132,12 +132,17 @@ export function storeUnavailable(cause: unknown, reason: 'store_unavailable' | '
   });
 }
 
-/** The queue did not take the job durably: 503, the claim was released and the service retries. */
-export function queueUnavailable(queue: string, cause: unknown): HooklineError {
-  return refuse('SERVICE_UNAVAILABLE', `The queue (${queue}) did not take the delivery; it was not processed and the service will retry.`, {
-    details: { reason: 'queue_unavailable' },
-    cause,
-  });
+/** The queue did not take the job durably: 503, nothing was queued and the service retries. `details.queue` names the queue. */
+export function queueUnavailable(
+  queue: string,
+  cause: unknown,
+  reason: 'queue_unavailable' | 'queue_timeout' = 'queue_unavailable',
+): HooklineError {
+  const message =
+    reason === 'queue_timeout'
+      ? `The queue (${queue}) did not answer in time (storeTimeoutMs); the delivery was not processed and the service will retry.`
+      : `The queue (${queue}) did not take the delivery; it was not processed and the service will retry.`;
+  return refuse('SERVICE_UNAVAILABLE', message, { details: { reason, queue }, cause });
 }
 
 /** A store refused the delivery's key itself (not an outage): 500, a bug to fix rather than wait out. */

@@ -10,6 +10,8 @@ import type { Attempt } from './attempt';
 export const DELIVERY_CHANNEL = 'hookline:delivery';
 /** One message per store operation: `{ operation, durationMs, deliveryId, error? }`. */
 export const STORE_CHANNEL = 'hookline:store';
+/** One message per queue operation (answer-fast mode's enqueue): `{ operation, queue, durationMs, deliveryId, error? }`. */
+export const QUEUE_CHANNEL = 'hookline:queue';
 
 /** The outcome as tracing reports it. */
 export type TraceOutcome = 'handled' | 'duplicate' | 'unhandled' | 'failed' | 'queued' | 'rejected';
@@ -39,7 +41,11 @@ export interface DeliveryTrace {
   /** What a handler threw. */
   error?: unknown;
   /** Milliseconds each store operation took. */
-  storeMs: { claim?: number; complete?: number; release?: number; enqueue?: number };
+  storeMs: { claim?: number; complete?: number; release?: number };
+  /** Answer-fast mode's receipt: the queue backend's name (`'bullmq'`, `'sqs'`…), set when the enqueue starts. */
+  queue?: string;
+  /** Milliseconds each queue operation took (answer-fast mode's receipt: the enqueue). */
+  queueMs?: { enqueue?: number };
   /** W3C trace context: a subscriber may set it at `start` (receive) and the core carries it in a queued job; set from the job (work). */
   traceparent?: string;
   tracestate?: string;
@@ -49,7 +55,17 @@ export interface DeliveryTrace {
 
 /** One message on the store channel. */
 export interface StoreOperationMessage {
-  operation: 'claim' | 'complete' | 'release' | 'extend' | 'enqueue' | 'readVersion' | 'advanceVersion';
+  operation: 'claim' | 'complete' | 'release' | 'extend' | 'readVersion' | 'advanceVersion';
+  durationMs: number;
+  deliveryId: string;
+  error?: unknown;
+}
+
+/** One message on the queue channel. */
+export interface QueueOperationMessage {
+  operation: 'enqueue';
+  /** The queue backend's name (`DeliveryQueue.name`). */
+  queue: string;
   durationMs: number;
   deliveryId: string;
   error?: unknown;
@@ -78,7 +94,7 @@ const channels = (() => {
     const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
     const dc = proc?.getBuiltinModule?.('node:diagnostics_channel') as DiagnosticsChannelModule | undefined;
     if (dc === undefined || typeof dc.tracingChannel !== 'function') return undefined;
-    return { delivery: dc.tracingChannel(DELIVERY_CHANNEL), store: dc.channel(STORE_CHANNEL) };
+    return { delivery: dc.tracingChannel(DELIVERY_CHANNEL), store: dc.channel(STORE_CHANNEL), queue: dc.channel(QUEUE_CHANNEL) };
   } catch {
     return undefined;
   }
@@ -142,8 +158,8 @@ export function traceRefusal(trace: DeliveryTrace, code: string, details: Record
   if (typeof reason === 'string') trace.reason = reason;
 }
 
-/** The operations a delivery's trace keeps the time of (the others go to the store channel only). */
-const TRACED_OPERATIONS = { claim: true, complete: true, release: true, enqueue: true };
+/** The store operations a delivery's trace keeps the time of (the others go to the store channel only). */
+const TRACED_OPERATIONS = { claim: true, complete: true, release: true };
 
 /** Whether store operations should be timed: a delivery trace or a store-channel subscriber wants the figure. */
 export function storeTimed(attempt: Attempt): boolean {
@@ -164,5 +180,28 @@ export function traceStoreOperation(
     const message: StoreOperationMessage = { operation, durationMs, deliveryId: attempt.delivery.deliveryId };
     if (error !== undefined) message.error = error;
     store.publish(message);
+  }
+}
+
+/** Whether queue operations should be timed: a delivery trace or a queue-channel subscriber wants the figure. */
+export function queueTimed(attempt: Attempt): boolean {
+  return attempt.trace !== undefined || channels?.queue.hasSubscribers === true;
+}
+
+/** Publishes one queue operation's timing on the queue channel (and records it on the delivery's trace). */
+export function traceQueueOperation(
+  attempt: Attempt,
+  queue: string,
+  operation: QueueOperationMessage['operation'],
+  durationMs: number,
+  error?: unknown,
+): void {
+  const { trace } = attempt;
+  if (trace !== undefined) trace.queueMs = { ...trace.queueMs, [operation]: durationMs };
+  const channel = channels?.queue;
+  if (channel?.hasSubscribers === true) {
+    const message: QueueOperationMessage = { operation, queue, durationMs, deliveryId: attempt.delivery.deliveryId };
+    if (error !== undefined) message.error = error;
+    channel.publish(message);
   }
 }

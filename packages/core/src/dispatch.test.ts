@@ -46,17 +46,26 @@ describe('group wildcards', () => {
     expect((await receiver.deliver('message.deliver')).ran).toEqual(['all']);
   });
 
-  it('runs a handler registered under several matching patterns once', async () => {
+  it('runs one registration once, however many of its patterns match (exact, group and "*" overlapping)', async () => {
     const receiver = createReceiver({ secret: SECRET });
     let runs = 0;
-    const handler = () => {
+    receiver.on(['call.completed', 'call.failed', 'call.*', '*'], () => {
       runs += 1;
+    });
+    await receiver.handle(signed(envelope({ event: 'call.completed', data: {} })));
+    expect(runs).toBe(1);
+  });
+
+  it('runs one function registered twice twice, once per registration, wildcards overlapping or not', async () => {
+    const receiver = createReceiver({ secret: SECRET });
+    const seen: string[] = [];
+    const handler = (delivery: { event: string }) => {
+      seen.push(delivery.event);
     };
-    receiver.on(['call.completed', 'call.failed'], handler);
     receiver.on('call.*', handler);
     receiver.on('*', handler);
     await receiver.handle(signed(envelope({ event: 'call.completed', data: {} })));
-    expect(runs).toBe(1);
+    expect(seen).toEqual(['call.completed', 'call.completed']);
   });
 
   it('sees handlers registered after the first delivery of an event', async () => {
@@ -161,5 +170,36 @@ describe('registration', () => {
     const answer = await receiver.handle(signed(envelope()));
     expect(answer.status).toBe(500);
     expect(ran).toEqual(['plain']);
+  });
+});
+
+describe('one function under two names', () => {
+  it('runs under each name', async () => {
+    const receiver = createReceiver({ secret: SECRET });
+    let runs = 0;
+    const handler = () => {
+      runs += 1;
+    };
+    receiver.on('message.delivered', handler, { name: 'audit' });
+    receiver.on('message.delivered', handler, { name: 'billing' });
+    expect((await receiver.handle(signed(envelope()))).status).toBe(200);
+    expect(runs).toBe(2);
+  });
+
+  it("with completion: 'handler', each name keeps its own record: a retry runs only the name that failed", async () => {
+    const receiver = createReceiver({ secret: SECRET, completion: 'handler' });
+    receiver.onError(() => {});
+    let runs = 0;
+    const handler = () => {
+      runs += 1;
+      if (runs === 2) throw new Error('the second run fails'); // the run under 'billing', first time
+    };
+    receiver.on('message.delivered', handler, { name: 'audit' });
+    receiver.on('message.delivered', handler, { name: 'billing' });
+    const input = signed(envelope());
+    expect((await receiver.handle(input)).status).toBe(500);
+    expect((await receiver.handle(input)).status).toBe(200);
+    expect(runs).toBe(3); // audit, billing (failed), then billing alone
+    expect(json(await receiver.handle(input))).toEqual({ ok: true, duplicate: true });
   });
 });

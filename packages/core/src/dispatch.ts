@@ -18,10 +18,17 @@ export interface Matched {
   readonly guarded: readonly HandlerEntry[] | undefined;
 }
 
-/** Which handlers run for an event name: exact names, `group.*` wildcards and `'*'`, in registration order. */
+/**
+ * Which handlers run for an event name: exact names, `group.*` wildcards and `'*'`, in registration
+ * order. What runs once per delivery is a registration (one `on()` call), not a function: a
+ * registration whose patterns overlap (`['message.delivered', 'message.*']`) runs once, and one
+ * function registered twice (under two names, say, each with its own record) runs twice, as an
+ * EventEmitter calls a listener added twice.
+ */
 export class HandlerRegistry {
-  private readonly entries: { pattern: string; handler: AnyHandler; entry: HandlerEntry | undefined }[] = [];
+  private readonly entries: { pattern: string; handler: AnyHandler; entry: HandlerEntry | undefined; registration: number }[] = [];
   private readonly cache = new Map<string, Matched>();
+  private registrations = 0;
 
   add(patterns: string | readonly string[], handler: AnyHandler, entry?: HandlerEntry): void {
     const list = typeof patterns === 'string' ? [patterns] : patterns;
@@ -35,27 +42,28 @@ export class HandlerRegistry {
       if (pattern.includes('*') && pattern !== '*' && !GROUP_WILDCARD.test(pattern)) {
         throw new TypeError(`receiver.on("${pattern}"): wildcards are "*" or a whole group such as "message.*".`);
       }
-      this.entries.push({ pattern, handler, entry });
     }
+    const registration = ++this.registrations;
+    for (const pattern of list) this.entries.push({ pattern, handler, entry, registration });
     this.cache.clear();
   }
 
-  /** The handlers for `event`, each once even when several of its patterns match. */
+  /** The handlers for `event`: each registration once, even when several of its patterns match. */
   match(event: string): Matched {
     let matched = this.cache.get(event);
     if (matched === undefined) {
-      const found = new Map<AnyHandler, HandlerEntry | undefined>();
-      for (const { pattern, handler, entry } of this.entries) {
-        if (found.has(handler)) continue;
+      const found = new Map<number, { handler: AnyHandler; entry: HandlerEntry | undefined }>();
+      for (const { pattern, handler, entry, registration } of this.entries) {
+        if (found.has(registration)) continue;
         if (pattern === event || pattern === '*' || (pattern.endsWith('.*') && event.startsWith(pattern.slice(0, -1)))) {
-          found.set(handler, entry);
+          found.set(registration, { handler, entry });
         }
       }
-      const entries = [...found.values()];
-      const guarded = entries.some((entry) => entry?.guarded === true);
+      const runs = [...found.values()];
+      const guarded = runs.some(({ entry }) => entry?.guarded === true);
       matched = {
-        handlers: [...found.keys()],
-        guarded: guarded ? [...found].map(([handler, entry]) => entry ?? plainEntry(handler)) : undefined,
+        handlers: runs.map(({ handler }) => handler),
+        guarded: guarded ? runs.map(({ handler, entry }) => entry ?? plainEntry(handler)) : undefined,
       };
       if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
       this.cache.set(event, matched);

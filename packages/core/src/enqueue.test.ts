@@ -1,9 +1,17 @@
 // Answer-fast mode's enqueue step: what the job carries (the tenant's scope only when there is one,
 // the trace context a tracer set); the receipt's one call, to the queue (no store call); and a queue
-// that fails: reported as a store error, timed on hookline:store as `enqueue`.
+// that fails: reported as the queue's error (phase, answer, log line, trace), timed on hookline:queue as
+// `enqueue`, never on the store's channel.
 import diagnostics from 'node:diagnostics_channel';
-import { afterEach, describe, expect, it } from 'vitest';
-import { DELIVERY_CHANNEL, type DeliveryTrace, STORE_CHANNEL, type StoreOperationMessage } from './diagnostics';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  DELIVERY_CHANNEL,
+  type DeliveryTrace,
+  QUEUE_CHANNEL,
+  type QueueOperationMessage,
+  STORE_CHANNEL,
+  type StoreOperationMessage,
+} from './diagnostics';
 import { type DeliveryQueue, type QueuedDelivery, queuedDeliveryJson } from './queue';
 import { memoryStore } from './memory-store';
 import { createReceiver } from './receiver';
@@ -104,14 +112,25 @@ describe('the queued job', () => {
   });
 });
 
+/** Subscribes to `name` until the test ends; the messages published on it. */
+function listen<T>(name: string): T[] {
+  const messages: T[] = [];
+  const listener = (message: unknown) => void messages.push(message as T);
+  diagnostics.subscribe(name, listener);
+  const previous = cleanup;
+  cleanup = () => {
+    previous?.();
+    diagnostics.unsubscribe(name, listener);
+  };
+  return messages;
+}
+
 describe('a queue that fails', () => {
-  it('is reported as a store error naming the delivery, published as the enqueue operation, the only call the receipt made', async () => {
+  it("is reported as the queue's error naming the delivery, published on hookline:queue (not the store's channel)", async () => {
     const failure = new Error('queue down');
     const { queue } = recordingQueue(failure);
-    const messages: StoreOperationMessage[] = [];
-    const listener = (message: unknown) => void messages.push(message as StoreOperationMessage);
-    diagnostics.subscribe(STORE_CHANNEL, listener);
-    cleanup = () => diagnostics.unsubscribe(STORE_CHANNEL, listener);
+    const queueMessages = listen<QueueOperationMessage>(QUEUE_CHANNEL);
+    const storeMessages = listen<StoreOperationMessage>(STORE_CHANNEL);
     const reports: [unknown, string, string | undefined][] = [];
     const receiver = createReceiver({ secret: SECRET, queue })
       .on('*', () => {})
@@ -119,9 +138,84 @@ describe('a queue that fails', () => {
         reports.push([error, info.phase, info.delivery?.deliveryId]);
       });
     const body = envelope();
-    expect((await receiver.handle(signed(body))).status).toBe(503);
-    expect(reports).toEqual([[failure, 'store', body.deliveryId]]);
-    expect(messages.map((m) => [m.operation, m.error])).toEqual([['enqueue', failure]]);
+    const answer = await receiver.handle(signed(body));
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body).error).toEqual({
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The queue (recording) did not take the delivery; it was not processed and the service will retry.',
+      details: { reason: 'queue_unavailable', queue: 'recording' },
+    });
+    expect(reports).toEqual([[failure, 'queue', body.deliveryId]]);
+    expect(queueMessages.map((m) => [m.operation, m.queue, m.deliveryId, m.error])).toEqual([
+      ['enqueue', 'recording', body.deliveryId, failure],
+    ]);
+    expect(storeMessages).toEqual([]);
+  });
+
+  it("names the queue in the default log line (one line: class, code, message) and in the logger's fields", async () => {
+    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const failure = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
+      const { queue } = recordingQueue(failure);
+      const body = envelope();
+      await createReceiver({ secret: SECRET, queue, logger: false })
+        .on('*', () => {})
+        .handle(signed(body));
+      expect(consoleError.mock.calls).toEqual([
+        [
+          `[hookline] queue (recording) error (message.delivered ${body.deliveryId}): Error [ECONNREFUSED]: connect ECONNREFUSED 127.0.0.1:6379`,
+        ],
+      ]);
+      const lines: [Record<string, unknown>, string | undefined][] = [];
+      const logger = {
+        warn: () => {},
+        error: (fields: object, message?: string) => void lines.push([fields as Record<string, unknown>, message]),
+      };
+      await createReceiver({ secret: SECRET, queue, logger })
+        .on('*', () => {})
+        .handle(signed(body));
+      expect(lines[0]?.[0]).toMatchObject({ phase: 'queue', queue: 'recording', deliveryId: body.deliveryId });
+      expect(lines[0]?.[1]).toBe(
+        `hookline: queue (recording) error (message.delivered ${body.deliveryId}): connect ECONNREFUSED 127.0.0.1:6379`,
+      );
+    } finally {
+      consoleError.mockRestore();
+    }
+  });
+
+  it('that does not answer in time: 503 queue_timeout naming the queue, and a time-out error that names it', async () => {
+    const hung: DeliveryQueue = { ...recordingQueue().queue, name: 'hung', enqueue: () => new Promise(() => {}) };
+    const messages: string[] = [];
+    const receiver = createReceiver({ secret: SECRET, queue: hung, storeTimeoutMs: 30 })
+      .on('*', () => {})
+      .onError((error) => void messages.push((error as Error).message));
+    const answer = await receiver.handle(signed(envelope()));
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body).error).toEqual({
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The queue (hung) did not answer in time (storeTimeoutMs); the delivery was not processed and the service will retry.',
+      details: { reason: 'queue_timeout', queue: 'hung' },
+    });
+    expect(messages).toEqual(['hookline: the queue (hung) did not answer the enqueue within 30 ms (storeTimeoutMs)']);
+  });
+
+  it("puts the queue's name and the enqueue's time on the delivery's trace, and the reason names the queue", async () => {
+    const traces: DeliveryTrace[] = [];
+    const onEnd = (message: unknown) => void traces.push(message as DeliveryTrace);
+    diagnostics.subscribe(`tracing:${DELIVERY_CHANNEL}:asyncEnd`, onEnd);
+    const onStart = () => {};
+    diagnostics.subscribe(`tracing:${DELIVERY_CHANNEL}:start`, onStart);
+    cleanup = () => {
+      diagnostics.unsubscribe(`tracing:${DELIVERY_CHANNEL}:asyncEnd`, onEnd);
+      diagnostics.unsubscribe(`tracing:${DELIVERY_CHANNEL}:start`, onStart);
+    };
+    const { queue } = recordingQueue(new Error('queue down'));
+    await createReceiver({ secret: SECRET, queue, logger: false })
+      .on('*', () => {})
+      .onError(() => {})
+      .handle(signed(envelope()));
+    expect(traces[0]).toMatchObject({ queue: 'recording', outcome: 'rejected', reason: 'queue_unavailable', storeMs: {} });
+    expect(traces[0]?.queueMs?.enqueue).toBeGreaterThanOrEqual(0);
   });
 });
 
@@ -139,16 +233,15 @@ describe('the receipt', () => {
         };
       },
     });
-    const messages: string[] = [];
-    const listener = (message: unknown) => void messages.push((message as StoreOperationMessage).operation);
-    diagnostics.subscribe(STORE_CHANNEL, listener);
-    cleanup = () => diagnostics.unsubscribe(STORE_CHANNEL, listener);
+    const storeMessages = listen<StoreOperationMessage>(STORE_CHANNEL);
+    const queueMessages = listen<QueueOperationMessage>(QUEUE_CHANNEL);
     const receiver = createReceiver({ secret: SECRET, queue, store }).on('*', () => {});
     const input = signed(envelope());
     expect((await receiver.handle(input)).status).toBe(202);
     expect((await receiver.handle(input)).status).toBe(202); // this queue never says duplicate
     expect(calls).toEqual([]);
-    expect(messages).toEqual(['enqueue', 'enqueue']);
+    expect(storeMessages).toEqual([]);
+    expect(queueMessages.map((m) => m.operation)).toEqual(['enqueue', 'enqueue']);
   });
 });
 
@@ -213,6 +306,6 @@ describe('a delivery queued before', () => {
     setDown(true);
     const answer = await receiver.handle(input);
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error.details).toEqual({ reason: 'queue_unavailable' });
+    expect(JSON.parse(answer.body).error.details).toEqual({ reason: 'queue_unavailable', queue: 'stateful' });
   });
 });

@@ -109,3 +109,37 @@ export class PermanentFailure extends Error {
     return typeof value === 'object' && value !== null && (value as { [PERMANENT]?: unknown })[PERMANENT] === true;
   }
 }
+
+const LEASE_LOST = Symbol.for('hookline.lease-lost');
+
+/**
+ * The reason `context.signal` is aborted with when the receiver finds that a lease the handler runs
+ * under is gone: it lapsed (the process was paused, its event loop stalled, the store was unreachable
+ * for longer than `leaseMs`) and another attempt may have claimed the delivery and be running the same
+ * handler now. It is the handler's fence: stop before writing, or fence the write itself with
+ * `context.fencingToken`.
+ *
+ * @example
+ * receiver.on('message.delivered', async ({ data }, { signal }) => {
+ *   const status = await lookUp(data.messageId, { signal });
+ *   signal.throwIfAborted(); // a LeaseLostError (or the deadline's TimeoutError): write nothing
+ *   await save(status);
+ * });
+ */
+export class LeaseLostError extends Error {
+  readonly [LEASE_LOST] = true;
+
+  constructor(
+    message: string,
+    /** The store key whose lease was lost: the delivery's, a named handler's record or an ordering lock. */
+    readonly key: string,
+  ) {
+    super(message);
+    this.name = 'LeaseLostError';
+  }
+
+  /** True for a LeaseLostError from any copy of the package. */
+  static is(value: unknown): value is LeaseLostError {
+    return typeof value === 'object' && value !== null && (value as { [LEASE_LOST]?: unknown })[LEASE_LOST] === true;
+  }
+}

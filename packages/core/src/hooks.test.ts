@@ -178,6 +178,34 @@ describe('error reports', () => {
     expect(consoleError.mock.calls).toEqual([[`[hookline] handler error (message.delivered ${body.deliveryId}):`, boom]]);
   });
 
+  it("write a store's failure as one line (class, code, message), not the driver's whole error object", async () => {
+    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {});
+    // What pg throws for a missing table: its name says `error`, its class DatabaseError, and it carries
+    // a dozen more fields that console.error would print with the stack.
+    class DatabaseError extends Error {
+      severity = 'ERROR';
+      code = '42P01';
+      position = '13';
+      routine = 'parserOpenTable';
+      constructor(message: string) {
+        super(message);
+        this.name = 'error';
+      }
+    }
+    const refused = new AggregateError([new Error('connect ECONNREFUSED ::1:5432'), new Error('connect ECONNREFUSED 127.0.0.1:5432')], '');
+    Object.assign(refused, { code: 'ECONNREFUSED' });
+    for (const failure of [new DatabaseError('relation "hookline.deliveries" does not exist'), refused]) {
+      const receiver = createReceiver({ secret: SECRET, logger: false, store: { ...memoryStore(), claim: () => Promise.reject(failure) } });
+      receiver.on('message.delivered', () => {});
+      expect((await receiver.handle(delivery().input)).status).toBe(503);
+    }
+    expect(consoleError.mock.calls.map((call) => call.length)).toEqual([1, 1]);
+    expect(consoleError.mock.calls.map(([line]) => String(line).replace(/wdl_\w+/, 'wdl_…'))).toEqual([
+      '[hookline] store error (message.delivered wdl_…): DatabaseError [42P01]: relation "hookline.deliveries" does not exist',
+      '[hookline] store error (message.delivered wdl_…): AggregateError [ECONNREFUSED]: connect ECONNREFUSED ::1:5432; connect ECONNREFUSED 127.0.0.1:5432',
+    ]);
+  });
+
   it('go to the logger as one structured line, with the message of the error', async () => {
     const lines: [string, object, string | undefined][] = [];
     const log = (level: string) => (fields: object, message?: string) => lines.push([level, fields, message]);
@@ -198,7 +226,7 @@ describe('error reports', () => {
     expect(consoleError).not.toHaveBeenCalled();
   });
 
-  it('a listener that throws or rejects is written to console.error, and the answer stands', async () => {
+  it('a listener that throws or rejects is written to console.error once, and the answer stands', async () => {
     const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {});
     const receiver = createReceiver({ secret: SECRET });
     const thrown = new Error('listener threw');
@@ -212,9 +240,11 @@ describe('error reports', () => {
     });
     expect((await receiver.handle(delivery().input)).status).toBe(500);
     await new Promise((resolve) => setTimeout(resolve, 0));
+    // The second failure of an onError listener is counted (summed up a minute later), not written.
     expect(consoleError.mock.calls).toEqual([
-      ['[hookline] an onError listener failed:', thrown],
-      ['[hookline] an onError listener failed:', rejectedWith],
+      [
+        '[hookline] an onError listener threw: Error: listener threw. hookline went on without it: no answer and no delivery changed. Further failures of it are counted once a minute.',
+      ],
     ]);
   });
 

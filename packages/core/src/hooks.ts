@@ -23,9 +23,13 @@ export interface ReceiverHooks<E extends EventMap> {
   rejected: (info: { status: number; code: HooklineErrorCode; message: string; details?: ErrorDetails }) => void;
 }
 
-/** Where an error reported to `onError` came from. */
+/**
+ * Where an error reported to `onError` came from: a handler, the idempotency store, the queue of
+ * answer-fast mode (its enqueue, a worker's close), a hook, the secret resolver, the configuration, or
+ * the receiver itself.
+ */
 export interface ErrorInfo {
-  phase: 'handler' | 'store' | 'hook' | 'secret' | 'configuration' | 'internal';
+  phase: 'handler' | 'store' | 'queue' | 'hook' | 'secret' | 'configuration' | 'internal';
   delivery?: Delivery<string, unknown>;
 }
 

@@ -12,7 +12,7 @@ export { createNodeHandler, type NodeHandlerOptions, type NodeRequest, type Ling
 
 // Answers and errors
 export type { ReceiverAnswer } from './answers';
-export { HooklineError, PermanentFailure, type HooklineErrorCode, type ErrorDetails } from './errors';
+export { HooklineError, PermanentFailure, LeaseLostError, type HooklineErrorCode, type ErrorDetails } from './errors';
 
 // Verification on its own
 export { verifySignature } from './verify';

@@ -36,13 +36,15 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
    */
   completion?: 'delivery' | 'handler';
   /**
-   * A pino-style logger (`warn/error(fields, message)`): one structured line per refusal, handler
-   * failure and lease loss. With neither a logger nor an `onError` listener, errors go to `console.error`.
-   * Without a logger, the refusals that point at a set-up mistake (401, 400, 413, 408, 405, 404, 500
-   * CONFIGURATION_ERROR) go to `console.warn`: the first of each reason with its likely cause, then a
-   * count of the repeats at most once a minute. `false` writes no refusal at all (errors still go to
-   * `onError` or `console.error`).
-   * @default undefined (refusals noted on `console.warn`, errors on `console.error`)
+   * A pino-style logger (`warn/error(fields, message)`): one structured line per refusal and
+   * `PermanentFailure` (`warn`), handler failure and lease loss (`error`). With neither a logger nor an
+   * `onError` listener, errors go to `console.error` (a store's or a queue's as one line: class, code,
+   * message). Without a logger, the refusals that point at a set-up mistake (401, 400, 413, 408, 405,
+   * 404, 500 CONFIGURATION_ERROR) and the handlers' permanent failures go to `console.warn`: the first
+   * of each kind with its likely cause, then a count of the repeats at most once a minute. `false`
+   * writes no refusal and no permanent failure at all (errors still go to `onError` or
+   * `console.error`). A logger that throws changes no answer: its failure is noted on `console.error`.
+   * @default undefined (refusals and permanent failures noted on `console.warn`, errors on `console.error`)
    */
   logger?: ReceiverLogger | false;
   /**

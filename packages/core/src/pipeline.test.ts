@@ -237,7 +237,7 @@ describe('answer-fast mode', () => {
     const input = signed(envelope());
     const answer = await receiver.handle(input);
     expect(answer.status).toBe(503);
-    expect(json(answer).error?.details).toEqual({ reason: 'queue_unavailable' });
+    expect(json(answer).error?.details).toEqual({ reason: 'queue_unavailable', queue: 'memory' });
     expect((await receiver.handle(input)).status).toBe(503); // claimable again, not 409 or duplicate
   });
 

@@ -1,14 +1,18 @@
-import { isPromiseLike } from './awaitable';
 import { HandlerRegistry } from './dispatch';
+import { errorLine } from './error-line';
 import type { EventMap } from './events';
 import type { ErrorInfo, ErrorListener, ReceiverHooks } from './hooks';
+import type { Notes } from './notes';
+import { createPermanentNotes, type PermanentNotes } from './permanent-notes';
 import type { ResolvedOptions } from './resolve-options';
 import { createRefusalNotes, type RefusalNotes } from './refusal-notes';
+import { callUserCode, createUserCodeNotes, noteUserCodeFailure } from './user-code';
 
 /**
- * A pino-style logger: one structured line per refusal (`warn`), handler failure and lease loss
- * (`error`). The receiver writes nothing at info level; `info` is accepted (any pino-style logger has
- * one) and never required.
+ * A pino-style logger: one structured line per refusal and permanent failure (`warn`), handler
+ * failure and lease loss (`error`). The receiver writes nothing at info level; `info` is accepted (any
+ * pino-style logger has one) and never required. A logger that throws or rejects changes nothing:
+ * the failure is written to `console.error` (the first of each method, then a count a minute).
  */
 export interface ReceiverLogger {
   info?(fields: object, message?: string): void;
@@ -36,6 +40,10 @@ export interface ReceiverState {
   readonly heartbeatMs: number;
   /** Without a `logger`: the set-up refusals written to `console.warn` (refusal-notes.ts). */
   readonly refusalNotes: RefusalNotes | undefined;
+  /** Without a `logger`: the handlers' permanent failures written to `console.warn` (permanent-notes.ts). */
+  readonly permanentNotes: PermanentNotes | undefined;
+  /** The application's own code that failed (a logger, a hook, a listener), written to `console.error` (user-code.ts). */
+  readonly userCodeNotes: Notes;
   /** Errors `reportError` handed on: a refusal that is one of them needs no note of its own. */
   readonly reported: WeakSet<object>;
 }
@@ -49,7 +57,9 @@ export function createState(config: ResolvedOptions): ReceiverState {
     tokenPrefix: `${crypto.randomUUID()}:`,
     tokenCount: 0,
     heartbeatMs: Math.max(1, Math.floor(config.leaseMs / 3)),
-    refusalNotes: config.noteRefusals ? createRefusalNotes() : undefined,
+    refusalNotes: config.consoleNotes ? createRefusalNotes() : undefined,
+    permanentNotes: config.consoleNotes ? createPermanentNotes() : undefined,
+    userCodeNotes: createUserCodeNotes(),
     reported: new WeakSet(),
   };
 }
@@ -65,50 +75,69 @@ export function hasListeners(state: ReceiverState, name: HookName): boolean {
   return state.hooks[name].length > 0;
 }
 
-/** Calls a hook's listeners. A listener that throws or rejects goes to `onError`; it never changes the answer. */
+/**
+ * Calls a hook's listeners. A listener that throws or rejects goes to `onError` (or, with neither a
+ * logger nor a listener, to the notes of failing code); it never changes the answer.
+ */
 export function emit<K extends HookName>(state: ReceiverState, name: K, info: Parameters<ReceiverHooks<EventMap>[K]>[0]): void {
   for (const listener of state.hooks[name] as ((arg: typeof info) => unknown)[]) {
-    try {
-      const result = listener(info);
-      if (isPromiseLike(result)) result.then(undefined, (error: unknown) => reportError(state, error, { phase: 'hook' }));
-    } catch (error) {
-      reportError(state, error, { phase: 'hook' });
-    }
+    callUserCode(
+      state,
+      HOOK_NAMES[name],
+      () => listener(info),
+      (error) => hookFailed(state, name, error),
+    );
   }
 }
 
-function describe(info: ErrorInfo): string {
-  return `${info.phase} error${info.delivery ? ` (${info.delivery.event} ${info.delivery.deliveryId})` : ''}`;
+/** How a note names each hook (made once, not per call). */
+const HOOK_NAMES: Record<HookName, string> = {
+  received: 'the received hook',
+  duplicate: 'the duplicate hook',
+  handled: 'the handled hook',
+  failed: 'the failed hook',
+  stale: 'the stale hook',
+  unhandled: 'the unhandled hook',
+  rejected: 'the rejected hook',
+};
+
+function hookFailed(state: ReceiverState, name: HookName, error: unknown): void {
+  if (state.config.logger === undefined && state.errorListeners.length === 0) noteUserCodeFailure(state, HOOK_NAMES[name], error);
+  else reportError(state, error, { phase: 'hook' });
+}
+
+/** `store error (message.delivered wdl_…)`, `queue (bullmq) error (…)`: what failed, and for which delivery. */
+function describe(state: ReceiverState, info: ErrorInfo): string {
+  const part = info.phase === 'queue' && state.config.queue !== undefined ? `queue (${state.config.queue.name})` : info.phase;
+  return `${part} error${info.delivery ? ` (${info.delivery.event} ${info.delivery.deliveryId})` : ''}`;
 }
 
 /**
  * Tells the application about an error the receiver answered for: the `logger` (one structured line),
- * the `onError` listeners, or, when there is neither, `console.error`. A listener that throws or
- * rejects is written to `console.error`, never rethrown (it would crash the process).
+ * the `onError` listeners, or, when there is neither, `console.error`: one line for a store or a
+ * queue that failed (its class, code and message: a driver's whole error object runs to twenty lines
+ * per delivery), the error itself otherwise (a handler's stack is worth reading). A logger or listener
+ * that throws or rejects is noted on `console.error` (user-code.ts), never rethrown.
  */
 export function reportError(state: ReceiverState, error: unknown, info: ErrorInfo): void {
   const { logger } = state.config;
   if (typeof error === 'object' && error !== null) state.reported.add(error);
   if (logger !== undefined) {
-    logger.error(
-      { err: error, phase: info.phase, event: info.delivery?.event, deliveryId: info.delivery?.deliveryId },
-      `hookline: ${describe(info)}: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    const fields: Record<string, unknown> = {
+      err: error,
+      phase: info.phase,
+      event: info.delivery?.event,
+      deliveryId: info.delivery?.deliveryId,
+    };
+    if (info.phase === 'queue' && state.config.queue !== undefined) fields.queue = state.config.queue.name;
+    const message = `hookline: ${describe(state, info)}: ${error instanceof Error ? error.message : String(error)}`;
+    callUserCode(state, "the logger's error()", () => logger.error(fields, message));
   }
   if (state.errorListeners.length === 0) {
-    if (logger === undefined) console.error(`[hookline] ${describe(info)}:`, error);
+    if (logger !== undefined) return;
+    if (info.phase === 'store' || info.phase === 'queue') console.error(`[hookline] ${describe(state, info)}: ${errorLine(error)}`);
+    else console.error(`[hookline] ${describe(state, info)}:`, error);
     return;
   }
-  for (const listener of state.errorListeners) {
-    try {
-      const result: unknown = listener(error, info);
-      if (isPromiseLike(result)) result.then(undefined, (listenerError: unknown) => listenerFailed(listenerError));
-    } catch (listenerError) {
-      listenerFailed(listenerError);
-    }
-  }
-}
-
-function listenerFailed(error: unknown): void {
-  console.error('[hookline] an onError listener failed:', error);
+  for (const listener of state.errorListeners) callUserCode(state, 'an onError listener', () => listener(error, info));
 }

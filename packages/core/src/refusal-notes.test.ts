@@ -1,28 +1,14 @@
 // Without a logger, the refusals that point at a set-up mistake reach console.warn: the first of each
 // reason with its likely cause, the repeats summed up at most once a minute. Fake timers stand in for
 // the minute, so nothing here depends on the wall clock.
-import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { bodyAlreadyParsed, methodNotAllowed, notFound, payloadTooLarge, requestTimeout } from './answers';
 import type { IdempotencyStore } from './store';
 import { createReceiver } from './receiver';
 import { REFUSAL_SUMMARY_MS } from './refusal-notes';
-import { envelope, SECRET, signed } from './test-support';
+import { consoleNotes, envelope, SECRET, signed } from './test-support';
 
-let warn: MockInstance<typeof console.warn>;
-let error: MockInstance<typeof console.error>;
-
-beforeEach(() => {
-  vi.useFakeTimers();
-  warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-  error = vi.spyOn(console, 'error').mockImplementation(() => {});
-});
-
-afterEach(() => {
-  vi.useRealTimers();
-  vi.restoreAllMocks();
-});
-
-const lines = (): string[] => warn.mock.calls.map(([line]) => String(line));
+const { spied, warnings: lines } = consoleNotes();
 const wrongSecret = () => signed(envelope(), { secret: 'whsec_not_the_one' });
 
 describe('refusals without a logger', () => {
@@ -49,7 +35,7 @@ describe('refusals without a logger', () => {
     expect(lines()).toHaveLength(2);
     vi.advanceTimersByTime(REFUSAL_SUMMARY_MS);
     expect(lines()[2]).toBe('[hookline] in the last minute, 1 more refused request like those above: 1 × 401 INVALID_SIGNATURE (mismatch)');
-    expect(error).not.toHaveBeenCalled();
+    expect(spied.error).not.toHaveBeenCalled();
   });
 
   it('writes each reason once: every kind of 401, each field and issue of a 400, 413, 408, 405, 404, the parsed body', async () => {
@@ -111,7 +97,7 @@ describe('refusals without a logger', () => {
     expect((await receiver.handle(signed(body))).status).toBe(200);
     expect((await receiver.handle(signed(envelope({ event: 'message.unknown' })))).status).toBe(200);
     vi.advanceTimersByTime(REFUSAL_SUMMARY_MS);
-    expect(warn).not.toHaveBeenCalled();
+    expect(spied.warn).not.toHaveBeenCalled();
   });
 
   it('leaves an outage (503) and a thrown handler (500) to console.error, which already reports them', async () => {
@@ -127,15 +113,15 @@ describe('refusals without a logger', () => {
       throw new Error('boom');
     });
     expect((await failing.handle(signed(envelope()))).status).toBe(500);
-    expect(warn).not.toHaveBeenCalled();
-    expect(error).toHaveBeenCalledTimes(2);
+    expect(spied.warn).not.toHaveBeenCalled();
+    expect(spied.error).toHaveBeenCalledTimes(2);
   });
 
   it('does not repeat a configuration error console.error reports on every delivery (a missing secret)', async () => {
     const receiver = createReceiver({ secret: '' });
     expect((await receiver.handle(signed(envelope()))).status).toBe(500);
-    expect(error).toHaveBeenCalledTimes(1);
-    expect(warn).not.toHaveBeenCalled();
+    expect(spied.error).toHaveBeenCalledTimes(1);
+    expect(spied.warn).not.toHaveBeenCalled();
   });
 
   it('keeps each receiver to its own notes', async () => {
@@ -149,7 +135,7 @@ describe('refusals without a logger', () => {
     for (let i = 0; i < 3; i++) await receiver.handle(wrongSecret());
     receiver.answerError(payloadTooLarge(10));
     vi.advanceTimersByTime(REFUSAL_SUMMARY_MS);
-    expect(warn).not.toHaveBeenCalled();
+    expect(spied.warn).not.toHaveBeenCalled();
   });
 
   it('gives a logger one warn per refusal, and writes nothing to the console', async () => {
@@ -158,7 +144,7 @@ describe('refusals without a logger', () => {
     for (let i = 0; i < 3; i++) await receiver.handle(wrongSecret());
     vi.advanceTimersByTime(REFUSAL_SUMMARY_MS);
     expect(logger.warn).toHaveBeenCalledTimes(3);
-    expect(warn).not.toHaveBeenCalled();
+    expect(spied.warn).not.toHaveBeenCalled();
   });
 });
 

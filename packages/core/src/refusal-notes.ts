@@ -9,12 +9,10 @@
  * errors) are never written here. `logger: false` turns this off; a `logger` hears every refusal instead.
  */
 import type { HooklineError } from './errors';
+import { createNotes, NOTE_SUMMARY_MS } from './notes';
 
 /** How often, at most, the repeats of already-noted refusals are summed up. */
-export const REFUSAL_SUMMARY_MS = 60_000;
-
-/** Reasons kept apart at most; past this, further reasons are counted under their code alone. */
-const MAX_REASONS = 64;
+export const REFUSAL_SUMMARY_MS = NOTE_SUMMARY_MS;
 
 /** The receiver's side of the notes. */
 export interface RefusalNotes {
@@ -22,53 +20,25 @@ export interface RefusalNotes {
   hear(error: HooklineError, status: number, delivery: { event?: string; deliveryId?: string }): void;
 }
 
-interface Reason {
-  /** `401 INVALID_SIGNATURE (mismatch)`: how the note and the summary name it. */
-  label: string;
-  /** Further refusals of this reason since the last summary. */
-  repeats: number;
-}
-
 /** Creates the notes of one receiver. `write` is where the lines go (`console.warn` unless a test says otherwise). */
 export function createRefusalNotes(write: (line: string) => void = (line) => console.warn(line)): RefusalNotes {
-  const reasons = new Map<string, Reason>();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-
-  const summarise = (): void => {
-    timer = undefined;
-    const counted = [...reasons.values()].filter((reason) => reason.repeats > 0);
-    const total = counted.reduce((sum, reason) => sum + reason.repeats, 0);
-    if (total === 0) return;
-    const parts = counted.map((reason) => `${reason.repeats} × ${reason.label}`);
-    for (const reason of counted) reason.repeats = 0;
-    write(
-      `[hookline] in the last minute, ${total} more refused ${total === 1 ? 'request' : 'requests'} like those above: ${parts.join(', ')}`,
-    );
-  };
-
+  const notes = createNotes(
+    write,
+    (total, parts) =>
+      `[hookline] in the last minute, ${total} more refused ${total === 1 ? 'request' : 'requests'} like those above: ${parts}`,
+  );
   return {
     hear(error, status, delivery) {
       const cause = likelyCause(error);
       if (cause === undefined) return;
-      const full = reasonKey(error);
-      const key = reasons.has(full) || reasons.size < MAX_REASONS ? full : error.code;
-      const known = reasons.get(key);
-      if (known !== undefined) {
-        known.repeats += 1;
-        if (timer === undefined) {
-          timer = setTimeout(summarise, REFUSAL_SUMMARY_MS);
-          // Never the reason a process stays up: a count left unwritten at exit is no loss.
-          (timer as { unref?: () => unknown }).unref?.();
-        }
-        return;
-      }
-      const label = `${status} ${error.code}${detailLabel(error) === '' ? '' : ` (${detailLabel(error)})`}`;
-      reasons.set(key, { label, repeats: 0 });
-      const which = [delivery.event, delivery.deliveryId].filter((part) => part !== undefined).join(' ');
-      write(
-        `[hookline] refused a request with ${label}${which === '' ? '' : ` for ${which}`}: ${cause} ` +
-          '(Further refusals for this reason are counted once a minute; pass a `logger` to see each one, or `logger: false` for none.)',
-      );
+      const label = () => `${status} ${error.code}${detailLabel(error) === '' ? '' : ` (${detailLabel(error)})`}`;
+      notes.hear(reasonKey(error), error.code, label, () => {
+        const which = [delivery.event, delivery.deliveryId].filter((part) => part !== undefined).join(' ');
+        return (
+          `[hookline] refused a request with ${label()}${which === '' ? '' : ` for ${which}`}: ${cause} ` +
+          '(Further refusals for this reason are counted once a minute; pass a `logger` to see each one, or `logger: false` for none.)'
+        );
+      });
     },
   };
 }

@@ -20,8 +20,8 @@ export interface ResolvedOptions {
   secretError: HooklineError | undefined;
   queue: DeliveryQueue | undefined;
   logger: ReceiverLogger | undefined;
-  /** No `logger` was given (not even `false`): set-up refusals are noted on `console.warn`. */
-  noteRefusals: boolean;
+  /** No `logger` was given (not even `false`): set-up refusals and permanent failures are noted on `console.warn`. */
+  consoleNotes: boolean;
   completion: 'delivery' | 'handler';
   resolveSecret: SecretResolver | undefined;
   store: IdempotencyStore;
@@ -99,7 +99,7 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
   }
   if (logger !== undefined && logger !== false && (typeof logger?.warn !== 'function' || typeof logger?.error !== 'function')) {
     throw configError(
-      'createReceiver: logger must have warn and error methods taking (fields, message), as pino and most loggers do, or be false to write no refusals.',
+      'createReceiver: logger must have warn and error methods taking (fields, message), as pino and most loggers do, or be false to write no refusals or permanent failures.',
     );
   }
   const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5_000);
@@ -108,7 +108,7 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
     secretError,
     queue,
     logger: logger === false ? undefined : logger,
-    noteRefusals: logger === undefined,
+    consoleNotes: logger === undefined,
     completion: completionMode(options.completion),
     resolveSecret,
     store: options.store ?? memoryStore(),

@@ -1,7 +1,7 @@
 // Helpers for core's own unit tests (not shipped: excluded in package.json "files" and not exported).
 import { createHmac } from 'node:crypto';
 import diagnostics from 'node:diagnostics_channel';
-import { onTestFinished } from 'vitest';
+import { afterEach, beforeEach, type MockInstance, onTestFinished, vi } from 'vitest';
 import { DELIVERY_CHANNEL, type DeliveryTrace } from './diagnostics';
 import type { ReceiverInput } from './receiver';
 
@@ -77,4 +77,23 @@ export function watchDeliveryTraces(onStart?: (trace: DeliveryTrace) => void) {
     channel.unsubscribe(handlers);
   });
   return { seen };
+}
+
+/**
+ * For a test file about what the receiver writes on the console by itself: fake timers (they stand in
+ * for the minute between summaries) and a silent, spied console.warn and console.error, restored
+ * after each test. `warnings()` lists the lines written to console.warn.
+ */
+export function consoleNotes() {
+  const spied = {} as { warn: MockInstance<typeof console.warn>; error: MockInstance<typeof console.error> };
+  beforeEach(() => {
+    vi.useFakeTimers();
+    spied.warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    spied.error = vi.spyOn(console, 'error').mockImplementation(() => {});
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+  return { spied, warnings: (): string[] => spied.warn.mock.calls.map(([line]) => String(line)) };
 }

@@ -159,15 +159,19 @@ describe('close()', () => {
     });
   });
 
-  it("resolves 5 s past closeTimeoutMs when the backend's own close never does (its server gone), and reports it", async () => {
+  it("resolves 5 s past closeTimeoutMs when the backend's own close never does (its server gone), and reports it as the queue's", async () => {
     vi.useFakeTimers();
     const queue: DeliveryQueue = {
       ...directQueue().queue,
       work: () => ({ close: () => new Promise<void>(() => {}) }),
     };
     const errors: string[] = [];
+    const phases: string[] = [];
     const worker = createReceiver({ secret: SECRET, queue })
-      .onError((error) => void errors.push((error as Error).message))
+      .onError((error, info) => {
+        errors.push((error as Error).message);
+        phases.push(info.phase);
+      })
       .work({ closeTimeoutMs: 1_000 });
     const closed = watch(worker.close());
     await vi.advanceTimersByTimeAsync(5_900);
@@ -177,6 +181,7 @@ describe('close()', () => {
     expect(errors).toEqual([
       'hookline: the direct worker did not close within 6000 ms (closeTimeoutMs + 5000 ms): is its server reachable? close() resolved without it',
     ]);
+    expect(phases).toEqual(['queue']);
   });
 
   it('resolves as soon as the running jobs finish, and refuses a closeTimeoutMs that is not a duration', async () => {

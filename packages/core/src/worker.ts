@@ -189,7 +189,7 @@ export function startWorker(state: ReceiverState, options: WorkOptions = {}): Qu
             new Error(
               `hookline: the ${queue.name} worker did not close within ${closeTimeoutMs + CLOSE_GRACE_MS} ms (closeTimeoutMs + ${CLOSE_GRACE_MS} ms): is its server reachable? close() resolved without it`,
             ),
-            { phase: 'store' },
+            { phase: 'queue' },
           );
           resolve();
         }, closeTimeoutMs + CLOSE_GRACE_MS);
@@ -199,7 +199,7 @@ export function startWorker(state: ReceiverState, options: WorkOptions = {}): Qu
           resolve();
         };
         worker.close().then(done, (error: unknown) => {
-          reportError(state, error, { phase: 'store' });
+          reportError(state, error, { phase: 'queue' });
           done();
         });
       });

@@ -1,15 +1,18 @@
 import { type Attributes, type Counter, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
-import type { DeliveryTrace, StoreOperationMessage } from './channels';
+import type { DeliveryTrace, QueueOperationMessage, StoreOperationMessage } from './channels';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HOOKLINE_EVENT,
   ATTR_HOOKLINE_OUTCOME,
+  ATTR_HOOKLINE_QUEUE_NAME,
+  ATTR_HOOKLINE_QUEUE_OPERATION,
   ATTR_HOOKLINE_REASON,
   ATTR_HOOKLINE_STORE_OPERATION,
   METRIC_DELIVERIES,
   METRIC_DELIVERY_DELAY,
   METRIC_DELIVERY_DURATION,
   METRIC_INFLIGHT,
+  METRIC_QUEUE_DURATION,
   METRIC_STORE_DURATION,
   METRIC_VERIFICATION_FAILURES,
 } from './semconv';
@@ -21,11 +24,12 @@ const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 
 const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const DELAY_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 150, 300, 900, 1800, 3600, 7200, 21600, 43200, 86400, 115200];
 
-/** The six instruments, created from one meter; `setMeterProvider` makes a fresh set. */
+/** The seven instruments, created from one meter; `setMeterProvider` makes a fresh set. */
 export class DeliveryMetrics {
   private readonly duration: Histogram;
   private readonly verificationFailures: Counter;
   private readonly storeDuration: Histogram;
+  private readonly queueDuration: Histogram;
   private readonly delay: Histogram;
   // Deliveries in flight, counted here and observed by the up-down counter at each collection: two
   // SDK recordings per delivery fewer than a synchronous instrument.
@@ -35,6 +39,7 @@ export class DeliveryMetrics {
   // (the verified event names: as many as the service sends).
   private readonly outcomes = new Map<string, OutcomeCounts>();
   private readonly storeAttributes = new Map<string, Attributes>();
+  private readonly queueAttributes = new Map<string, Attributes>();
 
   constructor(meter: Meter) {
     meter
@@ -60,7 +65,12 @@ export class DeliveryMetrics {
       valueType: ValueType.INT,
     });
     this.storeDuration = meter.createHistogram(METRIC_STORE_DURATION, {
-      description: 'Idempotency store and queue operations, by operation.',
+      description: 'Idempotency store operations, by operation.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: STORE_BUCKETS },
+    });
+    this.queueDuration = meter.createHistogram(METRIC_QUEUE_DURATION, {
+      description: "Queue operations of answer-fast mode (the receipt's enqueue), by operation and queue.",
       unit: 's',
       advice: { explicitBucketBoundaries: STORE_BUCKETS },
     });
@@ -126,6 +136,25 @@ export class DeliveryMetrics {
       attributes = { [ATTR_HOOKLINE_STORE_OPERATION]: message.operation, [ATTR_ERROR_TYPE]: errorType(message.error) };
     }
     this.storeDuration.record(message.durationMs / 1000, attributes);
+  }
+
+  queue(message: QueueOperationMessage): void {
+    let attributes: Attributes | undefined;
+    if (message.error === undefined) {
+      const key = `${message.operation} ${message.queue}`;
+      attributes = this.queueAttributes.get(key);
+      if (attributes === undefined) {
+        attributes = { [ATTR_HOOKLINE_QUEUE_OPERATION]: message.operation, [ATTR_HOOKLINE_QUEUE_NAME]: message.queue };
+        this.queueAttributes.set(key, attributes);
+      }
+    } else {
+      attributes = {
+        [ATTR_HOOKLINE_QUEUE_OPERATION]: message.operation,
+        [ATTR_HOOKLINE_QUEUE_NAME]: message.queue,
+        [ATTR_ERROR_TYPE]: errorType(message.error),
+      };
+    }
+    this.queueDuration.record(message.durationMs / 1000, attributes);
   }
 }
 

@@ -13,6 +13,7 @@ import { setUpTelemetry, type Telemetry, tearDownContext } from './test-support'
 
 const delivery = tracingChannel('hookline:delivery');
 const store = channel('hookline:store');
+const queue = channel('hookline:queue');
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const SPAN_ID = 'b7ad6b7169203331';
 
@@ -64,6 +65,7 @@ describe('HooklineInstrumentation', () => {
     instrumentation.disable();
     expect(listening()).toBe(false);
     expect(store.hasSubscribers).toBe(false);
+    expect(queue.hasSubscribers).toBe(false);
     telemetry.instrumentation.enable();
     expect(listening()).toBe(true);
   });
@@ -176,6 +178,36 @@ describe('HooklineInstrumentation', () => {
       ['hookline.store.duration', { 'hookline.store.operation': 'claim' }, 1, 0.0025],
       ['hookline.store.duration', { 'hookline.store.operation': 'extend' }, 1, 0.004],
     ]);
+  });
+
+  it("queue operations: seconds by operation and queue, apart from the store's, and error.type when the queue failed", async () => {
+    queue.publish({ operation: 'enqueue', queue: 'bullmq', durationMs: 3, deliveryId: 'wdl_queue' });
+    queue.publish({ operation: 'enqueue', queue: 'sqs', durationMs: 2, deliveryId: 'wdl_queue', error: new TypeError('queue down') });
+    const points = await telemetry.takePoints();
+    expect(points.filter((point) => point.name === 'hookline.store.duration')).toEqual([]);
+    expect(
+      points.filter((point) => point.name === 'hookline.queue.duration').map((point) => [point.attributes, point.count, point.sum]),
+    ).toEqual([
+      [{ 'hookline.queue.operation': 'enqueue', 'hookline.queue.name': 'bullmq' }, 1, 0.003],
+      [{ 'hookline.queue.operation': 'enqueue', 'hookline.queue.name': 'sqs', 'error.type': 'TypeError' }, 1, 0.002],
+    ]);
+  });
+
+  it('a receipt whose queue failed: the span names the queue, its reason and the refusal', () => {
+    publish({
+      event: 'message.sent',
+      outcome: 'rejected',
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+      reason: 'queue_unavailable',
+      queue: 'sqs',
+    });
+    const [span] = telemetry.takeSpans();
+    expect(span?.attributes).toMatchObject({
+      'hookline.queue.name': 'sqs',
+      'hookline.reason': 'queue_unavailable',
+      'error.type': 'SERVICE_UNAVAILABLE',
+    });
   });
 
   it('delay is receipt time minus the body timestamp, in seconds; a non-Error throw is error.type _OTHER', async () => {

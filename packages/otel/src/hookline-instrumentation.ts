@@ -1,36 +1,35 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import {
-  type Attributes,
   context,
   type Link,
   type MeterProvider,
   metrics,
   type Span,
   SpanKind,
-  SpanStatusCode,
   type Tracer,
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
-import { DELIVERY_ASYNC_END, DELIVERY_START, type DeliveryTrace, STORE_CHANNEL, type StoreOperationMessage } from './channels';
-import { DeliveryMetrics } from './delivery-metrics';
-import { errorType } from './error-type';
 import {
-  ATTR_ERROR_TYPE,
-  ATTR_HOOKLINE_ATTEMPT,
-  ATTR_HOOKLINE_EVENT,
+  DELIVERY_ASYNC_END,
+  DELIVERY_START,
+  type DeliveryTrace,
+  QUEUE_CHANNEL,
+  type QueueOperationMessage,
+  STORE_CHANNEL,
+  type StoreOperationMessage,
+} from './channels';
+import { DeliveryMetrics } from './delivery-metrics';
+import { createFailureReport, type FailureReport } from './failures';
+import {
   ATTR_HOOKLINE_MODE,
-  ATTR_HOOKLINE_OUTCOME,
-  ATTR_HOOKLINE_REASON,
-  ATTR_HTTP_RESPONSE_STATUS_CODE,
-  ATTR_MESSAGING_MESSAGE_ID,
   ATTR_MESSAGING_OPERATION_NAME,
   ATTR_MESSAGING_OPERATION_TYPE,
   ATTR_MESSAGING_SYSTEM,
-  ERROR_TYPE_OTHER,
   MESSAGING_SYSTEM,
 } from './semconv';
 import { keepsDuration, spanSeconds } from './span-duration';
+import { describeOutcome } from './span-outcome';
 import { formatTraceparent, linkFromTraceparent } from './trace-context';
 import { version } from './version';
 
@@ -89,6 +88,7 @@ export class HooklineInstrumentation {
   private listeningForEnds = false;
   // One key per instance: two instances never read each other's spans.
   private readonly state = Symbol('@hookline/otel delivery');
+  private readonly failed: FailureReport = createFailureReport();
 
   constructor(config: HooklineInstrumentationConfig = {}) {
     this.config = { enabled: true, ...config };
@@ -103,6 +103,7 @@ export class HooklineInstrumentation {
     this.subscribed = true;
     subscribe(DELIVERY_START, this.onStart);
     subscribe(STORE_CHANNEL, this.onStore);
+    subscribe(QUEUE_CHANNEL, this.onQueue);
     if (!this.listeningForEnds) {
       this.listeningForEnds = true;
       subscribe(DELIVERY_ASYNC_END, this.onSettled);
@@ -118,6 +119,7 @@ export class HooklineInstrumentation {
     this.subscribed = false;
     unsubscribe(DELIVERY_START, this.onStart);
     unsubscribe(STORE_CHANNEL, this.onStore);
+    unsubscribe(QUEUE_CHANNEL, this.onQueue);
     if (this.open === 0) this.stopListeningForEnds();
   }
 
@@ -146,8 +148,17 @@ export class HooklineInstrumentation {
     return this.config;
   }
 
+  // Each subscriber catches everything: node hands a subscriber's throw to uncaughtException, and the
+  // tracer and the meter run the application's SDK configuration (failures.ts).
   private readonly onStart = (message: unknown): void => {
-    const delivery = message as DeliveryTrace & Record<symbol, DeliveryState | undefined>;
+    try {
+      this.startSpan(message as DeliveryTrace & Record<symbol, DeliveryState | undefined>);
+    } catch (error) {
+      this.failed("starting a delivery's span", error);
+    }
+  };
+
+  private startSpan(delivery: DeliveryTrace & Record<symbol, DeliveryState | undefined>): void {
     const parent = context.active();
     let links: Link[] | undefined;
     // Work mode: the receipt's context, carried by the job (receive mode writes it, below).
@@ -189,7 +200,7 @@ export class HooklineInstrumentation {
     };
     this.open++;
     this.metrics.started();
-  };
+  }
 
   private readonly onSettled = (message: unknown): void => {
     const delivery = message as DeliveryTrace & Record<symbol, DeliveryState | undefined>;
@@ -199,44 +210,34 @@ export class HooklineInstrumentation {
     delivery[this.state] = undefined;
     const outcome = delivery.outcome ?? 'rejected';
     const { span, startedAt } = state;
-    if (span.isRecording()) describeOutcome(span, delivery, outcome, state.linked);
-    span.end();
-    const seconds = startedAt < 0 ? spanSeconds(span) : (performance.now() - startedAt) / 1000;
-    state.metrics.settled(delivery, outcome, seconds);
+    try {
+      if (span.isRecording()) describeOutcome(span, delivery, outcome, state.linked);
+      span.end();
+    } catch (error) {
+      this.failed("ending a delivery's span", error);
+    }
+    try {
+      const seconds = startedAt < 0 ? spanSeconds(span) : (performance.now() - startedAt) / 1000;
+      state.metrics.settled(delivery, outcome, seconds);
+    } catch (error) {
+      this.failed("recording a delivery's metrics", error);
+    }
     if (--this.open === 0 && !this.subscribed) this.stopListeningForEnds();
   };
 
   private readonly onStore = (message: unknown): void => {
-    this.metrics.store(message as StoreOperationMessage);
+    try {
+      this.metrics.store(message as StoreOperationMessage);
+    } catch (error) {
+      this.failed('recording a store operation', error);
+    }
   };
-}
 
-/** The span's name, attributes and status once the delivery's outcome is known. */
-function describeOutcome(span: Span, delivery: DeliveryTrace, outcome: string, linked: boolean): void {
-  const { event, deliveryId, attempt, status, code } = delivery;
-  if (event !== undefined) span.updateName(`process ${event}`);
-  const attributes: Attributes = { [ATTR_HOOKLINE_OUTCOME]: outcome };
-  if (event !== undefined) attributes[ATTR_HOOKLINE_EVENT] = event;
-  if (deliveryId !== undefined) attributes[ATTR_MESSAGING_MESSAGE_ID] = deliveryId;
-  if (attempt !== undefined) attributes[ATTR_HOOKLINE_ATTEMPT] = attempt;
-  if (status !== undefined) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = status;
-  if (delivery.reason !== undefined) attributes[ATTR_HOOKLINE_REASON] = delivery.reason;
-  if (outcome === 'rejected' || outcome === 'failed') {
-    // A refusal is named by its code; a handler failure by what it threw (PermanentFailure included:
-    // the delivery was answered 200 but never processed).
-    const type = outcome === 'rejected' || delivery.error === undefined ? (code ?? ERROR_TYPE_OTHER) : errorType(delivery.error);
-    attributes[ATTR_ERROR_TYPE] = type;
-    span.setStatus({ code: SpanStatusCode.ERROR, message: type });
-    if (delivery.error !== undefined) span.recordException(toException(delivery.error));
-  }
-  span.setAttributes(attributes);
-  // A worker whose trace context arrived after `start`: link it now (Span.addLink exists since API 1.9).
-  if (!linked && delivery.mode === 'work' && delivery.traceparent !== undefined && typeof span.addLink === 'function') {
-    const link = linkFromTraceparent(delivery.traceparent, delivery.tracestate);
-    if (link !== undefined) span.addLink(link);
-  }
-}
-
-function toException(error: unknown): Error | string {
-  return error instanceof Error ? error : String(error);
+  private readonly onQueue = (message: unknown): void => {
+    try {
+      this.metrics.queue(message as QueueOperationMessage);
+    } catch (error) {
+      this.failed('recording a queue operation', error);
+    }
+  };
 }

@@ -462,6 +462,7 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       'messaging.message.id': d.deliveryId,
       // No 'hookline.attempt': answer-fast mode's receipt claims nothing in the store.
       'http.response.status_code': 202,
+      'hookline.queue.name': 'memory',
     });
     const work = ours.find((span) => span.attributes['hookline.mode'] === 'work')!;
     expect(work.name).toBe('process message.read');
@@ -491,10 +492,10 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       histogram('hookline.delivery.duration', { 'hookline.outcome': 'handled' }),
       histogram('hookline.delivery.duration', { 'hookline.outcome': 'queued' }),
       inflightZero,
-      // The worker's claim and completion only: the receipt's one operation is the enqueue.
+      // The receipt's one operation is the enqueue, the queue's; the store has the worker's claim and completion.
+      histogram('hookline.queue.duration', { 'hookline.queue.operation': 'enqueue', 'hookline.queue.name': 'memory' }),
       histogram('hookline.store.duration', { 'hookline.store.operation': 'claim' }),
       histogram('hookline.store.duration', { 'hookline.store.operation': 'complete' }),
-      histogram('hookline.store.duration', { 'hookline.store.operation': 'enqueue' }),
     ]);
   });
 

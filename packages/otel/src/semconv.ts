@@ -17,6 +17,8 @@ export const ATTR_HOOKLINE_OUTCOME = 'hookline.outcome';
 export const ATTR_HOOKLINE_MODE = 'hookline.mode';
 export const ATTR_HOOKLINE_REASON = 'hookline.reason';
 export const ATTR_HOOKLINE_STORE_OPERATION = 'hookline.store.operation';
+export const ATTR_HOOKLINE_QUEUE_OPERATION = 'hookline.queue.operation';
+export const ATTR_HOOKLINE_QUEUE_NAME = 'hookline.queue.name';
 
 /** `messaging.system`: no registered value fits a signed-webhook push, so the instrumentation names itself. */
 export const MESSAGING_SYSTEM = 'hookline';
@@ -27,5 +29,6 @@ export const METRIC_DELIVERIES = 'hookline.deliveries';
 export const METRIC_DELIVERY_DURATION = 'hookline.delivery.duration';
 export const METRIC_VERIFICATION_FAILURES = 'hookline.verification.failures';
 export const METRIC_STORE_DURATION = 'hookline.store.duration';
+export const METRIC_QUEUE_DURATION = 'hookline.queue.duration';
 export const METRIC_DELIVERY_DELAY = 'hookline.delivery.delay';
 export const METRIC_INFLIGHT = 'hookline.inflight';

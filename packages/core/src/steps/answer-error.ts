@@ -11,6 +11,7 @@ import type { Attempt } from '../attempt';
 import { type DeliveryTrace, traceRefusal } from '../diagnostics';
 import { HooklineError } from '../errors';
 import { emit, hasListeners, type ReceiverState } from '../receiver-state';
+import { callUserCode } from '../user-code';
 
 export function answerError(
   state: ReceiverState,
@@ -32,15 +33,15 @@ export function answerError(
       deliveryId: attempt?.delivery.deliveryId ?? trace?.deliveryId,
     });
   } else if (logger !== undefined) {
-    logger.warn(
-      {
-        status: answer.status,
-        code: error.code,
-        details: error.details,
-        event: attempt?.delivery.event ?? trace?.event,
-        deliveryId: attempt?.delivery.deliveryId ?? trace?.deliveryId,
-      },
-      `hookline: refused with ${answer.status} ${error.code}: ${error.message}`,
+    const fields = {
+      status: answer.status,
+      code: error.code,
+      details: error.details,
+      event: attempt?.delivery.event ?? trace?.event,
+      deliveryId: attempt?.delivery.deliveryId ?? trace?.deliveryId,
+    };
+    callUserCode(state, "the logger's warn()", () =>
+      logger.warn(fields, `hookline: refused with ${answer.status} ${error.code}: ${error.message}`),
     );
   }
   return answer;

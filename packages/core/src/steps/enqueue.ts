@@ -10,7 +10,8 @@
  * - A job the queue holds (waiting, delayed, running, done) is a duplicate: 200, nothing added.
  * - A job the queue holds as a dead letter is put back with fresh tries (202): the service's replay of
  *   a delivery that never completed must run it.
- * - A queue that fails or cannot say: 503, and the service retries.
+ * - A queue that fails or cannot say: 503, and the service retries. The answer, the log line and the
+ *   trace name the queue (its phase, channel and time-out are its own: queue-call.ts), not the store.
  *
  * A job whose record the queue already let go (its retention ran out) is enqueued again when the
  * service repeats the delivery; the worker's claim finds its completion in the store and runs nothing.
@@ -25,7 +26,7 @@ import * as answers from '../answers';
 import type { Attempt } from '../attempt';
 import { type QueuedDelivery, withBodyJson } from '../queue';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
-import { callStore } from '../store-call';
+import { callQueue, QueueTimeoutError } from '../queue-call';
 import { scopeOf } from '../store-keys';
 import { answerError } from './answer-error';
 
@@ -33,10 +34,11 @@ export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<a
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
   let duplicate: boolean;
   try {
-    ({ duplicate } = await callStore(attempt, 'enqueue', state.config.enqueueTimeoutMs, () => queue.enqueue(queuedJob(state, attempt))));
+    ({ duplicate } = await callQueue(attempt, queue.name, state.config.enqueueTimeoutMs, () => queue.enqueue(queuedJob(state, attempt))));
   } catch (error) {
-    reportError(state, error, { phase: 'store', delivery: attempt.delivery });
-    return answerError(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
+    reportError(state, error, { phase: 'queue', delivery: attempt.delivery });
+    const reason = error instanceof QueueTimeoutError ? 'queue_timeout' : 'queue_unavailable';
+    return answerError(state, answers.queueUnavailable(queue.name, error, reason), attempt, attempt.trace);
   }
   if (!duplicate) {
     attempt.outcome = 'queued';

@@ -270,7 +270,7 @@ async function call(
   const completion = { key: completionKey as string, token: attempt.token, retentionMs: completionRetentionMs(state, attempt) };
   const { completed } = await transaction(
     async (tx) => {
-      await handler(delivery, Object.create(context, { transaction: { value: tx, enumerable: true } }));
+      await handler(delivery, context.withTransaction(tx));
     },
     version === undefined ? completion : { ...completion, version },
   );

@@ -9,10 +9,12 @@ import type { Attempt } from '../attempt';
 import * as answers from '../answers';
 import { type Awaitable, isPromiseLike, thenStep } from '../awaitable';
 import { DeliveryContext, timeoutError } from '../context';
+import { LeaseLostError } from '../errors';
 import { runInOrder } from '../dispatch';
 import { DEADLINE, type HandlerOutcome, OVERRUN, watchHandlers } from '../in-flight';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
+import { runInTracerScope } from '../user-code';
 import { answerError } from './answer-error';
 import { runGuarded } from './run-guarded';
 import { settle } from './settle';
@@ -61,9 +63,12 @@ function startHandlers(state: ReceiverState, attempt: Attempt): Awaitable<RunRes
   let running: Promise<void> | undefined;
   try {
     if (guarded !== undefined)
-      running = scope === undefined ? runGuarded(state, attempt, context) : scope(() => runGuarded(state, attempt, context));
+      running =
+        scope === undefined
+          ? runGuarded(state, attempt, context)
+          : runInTracerScope(state, scope, () => runGuarded(state, attempt, context));
     else if (scope === undefined) running = runInOrder(handlers, attempt.delivery, context);
-    else running = scope(() => runInOrder(handlers, attempt.delivery, context));
+    else running = runInTracerScope(state, scope, () => runInOrder(handlers, attempt.delivery, context));
   } catch (error) {
     return { error: error ?? new Error('a handler threw no reason') };
   }
@@ -83,13 +88,20 @@ function startHandlers(state: ReceiverState, attempt: Attempt): Awaitable<RunRes
   return first;
 }
 
+/**
+ * An extend found the lease gone: it lapsed (a pause, a stalled event loop) and another attempt may
+ * have claimed it and be running the same handlers. The handlers' signal is aborted with a
+ * LeaseLostError, their fence: a handler that checks it stops before it writes over the newer run.
+ */
 function leaseLost(state: ReceiverState, attempt: Attempt, key: string, owned: boolean): void {
   if (owned) return;
   const what = key === attempt.key ? attempt.delivery.deliveryId : key;
-  reportError(state, new Error(`hookline: lost the lease on ${what} while its handlers ran`), {
-    phase: 'store',
-    delivery: attempt.delivery,
-  });
+  const error = new LeaseLostError(
+    `hookline: lost the lease on ${what} while its handlers ran: another attempt may be running them now, so this one must not write`,
+    key,
+  );
+  attempt.context?.abort(error);
+  reportError(state, error, { phase: 'store', delivery: attempt.delivery });
 }
 
 /**

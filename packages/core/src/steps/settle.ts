@@ -9,6 +9,7 @@ import type { Attempt } from '../attempt';
 import type { Awaitable } from '../awaitable';
 import { PermanentFailure } from '../errors';
 import type { HandlerOutcome } from '../in-flight';
+import { reportPermanentFailure } from '../permanent-notes';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { answerError } from './answer-error';
 import { guardRefusal } from './guard-refusals';
@@ -41,7 +42,8 @@ function conclude(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcom
   const permanent = PermanentFailure.is(error);
   attempt.outcome = permanent ? 'permanent' : 'failed';
   attempt.error = error;
-  if (!permanent) reportError(state, error, { phase: 'handler', delivery });
+  if (permanent) reportPermanentFailure(state, attempt, error);
+  else reportError(state, error, { phase: 'handler', delivery });
   if (hasListeners(state, 'failed')) emit(state, 'failed', { delivery, context, error, permanent });
   if (permanent) return answers.permanentFailureAnswer();
   // A guard whose key or version function gave something unusable answers as the configuration error it is.
