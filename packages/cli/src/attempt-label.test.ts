@@ -22,6 +22,8 @@ function simulatorAttempt(trigger: 'schedule' | 'replay', attempt: number): Deli
     responseCode: 200,
     latencyMs: 1.25,
     responseBody: '{"ok":true,"duplicate":true}',
+    responseHeaders: {},
+    responseTruncated: false,
   };
 }
 
@@ -50,6 +52,8 @@ describe('a replay named as one', () => {
       latencyMs: 3.14,
       attemptedAt: new Date(0).toISOString(),
       responseBody: '',
+      responseHeaders: {},
+      responseTruncated: false,
       nextAttemptAt: null,
     };
     expect(attemptLine({ ...attempt, trigger: 'replay' }, plain)).toBe(
