@@ -51,6 +51,7 @@ export {
   type EmulatedWebhook,
   type EmulatedAttempt,
   type EmulatedDelivery,
+  type EmulatedDeliveryStatus,
   type EmittedDelivery,
 } from './emulator';
 
