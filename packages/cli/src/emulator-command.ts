@@ -1,8 +1,7 @@
-import { type EmulatedAttempt, startServiceEmulator } from '@hookline/testing/kit';
-import { attemptLabel } from './attempt-label';
+import { startServiceEmulator } from '@hookline/testing/kit';
+import { attemptLine } from './attempt-line';
 import type { CommandContext } from './command';
 import { parsePositive, UsageError } from './io';
-import { describeAttempt } from './webhooks-command';
 
 /** The emulator's port unless --port says otherwise: fixed, so the printed exports work run after run. */
 export const DEFAULT_EMULATOR_PORT = 4010;
@@ -76,14 +75,4 @@ function parsePort(value: string): number {
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(value)}`, 'emulator');
   return port;
-}
-
-/**
- * One printed line per attempt the emulator made: `attempt 1 message.delivered wdl_… → whk_…: 200
- * succeeded in 3.1 ms`, a replay named as one, and the next scheduled try when there is one.
- */
-export function attemptLine(attempt: EmulatedAttempt & { webhookId: string }, style: CommandContext['style']): string {
-  const line = `${attemptLabel(attempt)} ${attempt.event} ${attempt.deliveryId} → ${attempt.webhookId}: ${describeAttempt(attempt)}`;
-  const next = attempt.nextAttemptAt === null ? '' : style.dim(` (next try ${new Date(attempt.nextAttemptAt).toLocaleTimeString()})`);
-  return `${attempt.status === 'succeeded' ? line : style.yellow(line)}${next}`;
 }

@@ -5,7 +5,7 @@ import { UsageError } from './io';
 import { parseData } from './send-command';
 import { requireBaseUrl } from './service-options';
 import { plural } from './text-table';
-import { describeAttempt } from './webhooks-command';
+import { answerSummary, describeAttempt } from './attempt-line';
 
 interface Triggered {
   webhookId: string;
@@ -56,7 +56,8 @@ export async function triggerCommand({ values, positionals, io, style }: Command
   } else {
     io.stdout.write(`${event} sent to ${plural(deliveries.length, 'webhook')}:\n`);
     for (const delivery of deliveries) {
-      const line = `  ${delivery.deliveryId} → ${delivery.webhookId}: ${describeAttempt(delivery.firstAttempt)}`;
+      const summary = answerSummary(delivery.firstAttempt);
+      const line = `  ${delivery.deliveryId} → ${delivery.webhookId}: ${describeAttempt(delivery.firstAttempt)}${summary === '' ? '' : `: ${summary}`}`;
       io.stdout.write(`${delivery.firstAttempt.status === 'succeeded' ? line : style.yellow(line)}\n`);
     }
     if (deliveries.some((delivery) => delivery.firstAttempt.status !== 'succeeded')) {

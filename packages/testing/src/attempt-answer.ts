@@ -57,7 +57,7 @@ const HINTS: Record<string, string> = {
   HPE_INVALID_CONSTANT: 'the answer is not HTTP/1.1: is something else on that port?',
   ERR_SSL_WRONG_VERSION_NUMBER: 'the URL says https but the server speaks plain http (or the reverse)',
   TIMEOUT: 'the service counts it as failed and retries: answer within the limit, and move slow work behind a queue',
-  BAD_PORT: "fetch refuses to connect to that port (it is on the browsers' list of unsafe ports): use another one",
+  BAD_PORT: "fetch refuses to connect to that port, one of the browsers' unsafe ports: use another one",
 };
 
 /**
@@ -83,7 +83,7 @@ export function networkErrorOf(error: unknown): AttemptError {
 /** One line for an attempt that got no answer: `ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:3000 (nothing is listening there: …)`. */
 export function describeAttemptError(error: AttemptError): string {
   const hint = HINTS[error.code];
-  const bare = error.message.includes(error.code) || error.code === 'NETWORK_ERROR' || error.code === 'TIMEOUT';
+  const bare = error.message.includes(error.code) || ['NETWORK_ERROR', 'TIMEOUT', 'BAD_PORT'].includes(error.code);
   const head = bare ? error.message : `${error.code}: ${error.message}`;
   return hint === undefined ? head : `${head} (${hint})`;
 }
