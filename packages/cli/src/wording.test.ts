@@ -109,6 +109,20 @@ describe('results', () => {
     expect(result.stdout).not.toContain('network-error network-error');
   });
 
+  it('verify names the form of a re-serialised body once', async () => {
+    const body = serializeDelivery(createDelivery('message.delivered'));
+    const result = await runCli(
+      ['verify', '--secret', secret, '--signature', sign(body, secret)],
+      JSON.stringify(JSON.parse(body), null, 2),
+    );
+    expect(result.code).toBe(1);
+    const cause = result.stdout.split('\n').find((line) => line.startsWith('reserialised: '))!;
+    expect(cause.match(/compact JSON/g)).toHaveLength(1);
+    expect(cause).toMatch(
+      /^reserialised: The signature matches the same JSON written differently: .+ \(The signature matches the body re-serialised as compact JSON\.\)$/,
+    );
+  });
+
   it('verify explains that the receiver refuses an upper-case signature, and why', async () => {
     const body = serializeDelivery(createDelivery('message.delivered'));
     const result = await runCli(['verify', '--secret', secret, '--signature', sign(body, secret).toUpperCase()], body);
