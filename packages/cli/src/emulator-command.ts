@@ -9,12 +9,9 @@ export const DEFAULT_EMULATOR_PORT = 4010;
 /** `hookline emulator`: the local service, until Ctrl-C. */
 export async function emulatorCommand({ values, positionals, io, style }: CommandContext): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'emulator');
-  const port = values.port === undefined ? DEFAULT_EMULATOR_PORT : parsePort(String(values.port));
+  const port = values.port === undefined ? DEFAULT_EMULATOR_PORT : parsePort(String(values.port), 'emulator');
   const timeScale = values['time-scale'] === undefined ? 1 : parsePositive(String(values['time-scale']), 'time-scale', 'emulator');
-  const apiKey = values['api-key'] as string | undefined;
-  if (apiKey !== undefined && !/^sk_(sandbox|live)_[\x21-\x7e]+$/.test(apiKey)) {
-    throw new UsageError('--api-key must start with sk_sandbox_ or sk_live_ and have no spaces', 'emulator');
-  }
+  const apiKey = parseApiKey(values['api-key'] as string | undefined, 'emulator');
   const allowedHosts = (values['allow-host'] as string[] | undefined) ?? [];
   const json = values.json === true;
   let emulator: Awaited<ReturnType<typeof startServiceEmulator>>;
@@ -70,9 +67,18 @@ export async function emulatorCommand({ values, positionals, io, style }: Comman
   return 0;
 }
 
-function parsePort(value: string): number {
+/** `--api-key` of the emulator: a key of the service's form. */
+export function parseApiKey(value: string | undefined, command: string): string | undefined {
+  if (value !== undefined && !/^sk_(sandbox|live)_[\x21-\x7e]+$/.test(value)) {
+    throw new UsageError('--api-key must start with sk_sandbox_ or sk_live_ and have no spaces', command);
+  }
+  return value;
+}
+
+/** `--port`: 0 to 65535. */
+export function parsePort(value: string, command: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(value)}`, 'emulator');
+    throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(value)}`, command);
   return port;
 }

@@ -1,6 +1,7 @@
 import { isServiceEventName } from '@hookline/core';
 import { eventGuess } from './closest-name';
 import type { CommandContext } from './command';
+import { DEFAULT_EMULATOR_PORT } from './emulator-command';
 import { UsageError } from './io';
 import { parseData } from './send-command';
 import { requireBaseUrl } from './service-options';
@@ -25,7 +26,8 @@ export async function triggerCommand({ values, positionals, io, style }: Command
   if (!isServiceEventName(event))
     throw new UsageError(`${JSON.stringify(event)} is not a catalogue event${eventGuess(event)} ("hookline events" lists them)`, 'trigger');
   const data = await parseData(values.data as string | undefined, 'trigger');
-  const base = requireBaseUrl(values, io, 'trigger').replace(/\/+$/, '');
+  // Triggering is the emulator's alone: without an address, the one hookline dev and hookline emulator listen on by default.
+  const base = requireBaseUrl(values, io, 'trigger', `http://127.0.0.1:${DEFAULT_EMULATOR_PORT}`).replace(/\/+$/, '');
 
   let response: Response;
   try {
@@ -36,7 +38,9 @@ export async function triggerCommand({ values, positionals, io, style }: Command
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
-    io.stderr.write(`hookline trigger: no emulator answers at ${base} (${cause}); start one with "hookline emulator"\n`);
+    io.stderr.write(
+      `hookline trigger: no emulator answers at ${base} (${cause}); start one with "hookline dev --forward-to <your app's webhook URL>" or "hookline emulator", or give its address with --base-url\n`,
+    );
     return 1;
   }
   const text = await response.text();

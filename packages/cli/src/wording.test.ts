@@ -168,6 +168,12 @@ describe('an attempt that got no answer says why, not only "fetch failed"', () =
     }
   });
 
+  it('trigger goes to http://127.0.0.1:4010, where dev and the emulator listen, when no address is given', async () => {
+    const result = await runCli(['trigger', 'message.read']);
+    expect(result.code).not.toBe(2); // not "--base-url is required"
+    expect(result.stdout + result.stderr).toMatch(/127\.0\.0\.1:4010|sent to/);
+  });
+
   it('in hookline send, for a port fetch refuses and a host that does not resolve', async () => {
     const badPort = await runCli(['send', 'message.read', '--url', 'http://127.0.0.1:9/webhooks', '--secret', secret]);
     expect(badPort.stdout).toMatch(/^no answer: network error after \d+\.\d ms: bad port \(fetch refuses to connect to that port/m);
