@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadPort } from '../receiver.test-support';
 import { sign } from '../sign';
+import { INSPECTOR_PAGE } from './inspector-page';
+import { INSPECTOR_SCRIPT } from './inspector-script';
 import { startServiceEmulator, type ServiceEmulator } from './start-service-emulator';
 
 // What the emulator tells of each delivery (the inspector's state, operation 5): what was sent, every
@@ -201,5 +203,15 @@ describe('resend', () => {
     expect((await post({ webhookId: created.body.id, deliveryId: 'wdl_unknown' })).status).toBe(404);
     expect((await post({ webhookId: created.body.id })).status).toBe(400);
     await call('DELETE', `/v1/webhooks/${created.body.id}`);
+  });
+});
+
+describe('the inspector page', () => {
+  it('writes nothing as HTML: no innerHTML, outerHTML, insertAdjacentHTML, document.write or DOMParser in its script', () => {
+    expect(INSPECTOR_SCRIPT).not.toMatch(
+      /innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser|createContextualFragment|srcdoc/,
+    );
+    expect(INSPECTOR_SCRIPT).toContain('node.append(child instanceof Node ? child : String(child'); // strings become text nodes
+    expect(INSPECTOR_PAGE).toContain(`<script>${INSPECTOR_SCRIPT}</script>`);
   });
 });
