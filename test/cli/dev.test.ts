@@ -265,12 +265,15 @@ describe('hookline dev, called wrongly', () => {
         ],
         [['--forward-to', app.url, '--secret', ''], '--secret is empty: is the variable you passed set? (--secret "$WEBHOOK_SECRET")'],
       ];
+      const listening = [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')];
       for (const [args, message] of cases) {
         const result = await runCli(['dev', ...args]);
         expect(result.code, args.join(' ')).toBe(2);
         expect(result.stderr, args.join(' ')).toContain(`hookline dev: ${message}`);
         expect(result.stderr, args.join(' ')).toContain('Run "hookline dev --help" for its usage.');
       }
+      // A refusal leaves no signal listener behind: Ctrl-C still ends a program that called run().
+      expect([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]).toEqual(listening);
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }

@@ -50,12 +50,13 @@ export async function devCommand({ values, positionals, io, style }: CommandCont
     throw error;
   }
 
-  const stopped = new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  let stop = () => {};
   try {
     const { webhookId, secret } = await register(emulator, forwardTo, events, given.secret);
+    // Ctrl-C (SIGINT) or SIGTERM ends the run; the listeners go with it, so a caller of run() keeps its own.
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
     const invocation = io.env.HOOKLINE_INVOKED_AS || 'npx hookline';
     const baseUrlOption = port === DEFAULT_EMULATOR_PORT ? '' : ` --base-url ${emulator.url}`;
     const triggerCommand = `${invocation} trigger ${events.includes('message.delivered') ? 'message.delivered' : events[0]}${baseUrlOption}`;
@@ -78,7 +79,7 @@ export async function devCommand({ values, positionals, io, style }: CommandCont
     } else io.stdout.write(`${banner({ emulator, forwardTo, events, secret, source, webhookId, triggerCommand, timeScale, style })}\n`);
 
     const app = watchApp(forwardTo, (listening) => {
-      const where = `${forwardTo.host}`;
+      const where = forwardTo.host;
       if (listening) {
         if (json) line({ type: 'app', listening, url: forwardTo.href });
         else io.stderr.write(`${style.green(`✓ your app is listening at ${where}`)}\n`);
@@ -109,6 +110,8 @@ export async function devCommand({ values, positionals, io, style }: CommandCont
     await stopped;
     app.stop();
   } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
     await emulator.close();
   }
   const summary = `${plural(seen.deliveries.size, 'delivery', 'deliveries')}, ${plural(seen.attempts, 'attempt')}, ${seen.succeeded} succeeded`;
