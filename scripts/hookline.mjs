@@ -11,8 +11,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const bin = fileURLToPath(new URL('../packages/cli/src/bin.ts', import.meta.url));
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
+// HOOKLINE_INVOKED_AS: the commands `hookline dev` prints for the user to copy start the way this one was.
 const child = spawn(process.execPath, ['--conditions=@hookline/source', '--import', tsx, bin, ...process.argv.slice(2)], {
   cwd: process.env.INIT_CWD || process.cwd(),
+  env: { ...process.env, HOOKLINE_INVOKED_AS: 'pnpm -sw hookline' },
   stdio: 'inherit',
 });
 

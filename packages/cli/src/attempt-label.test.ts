@@ -2,7 +2,7 @@
 // not as "attempt 8", which reads as one more retry of the schedule.
 import type { DeliveryAttempt } from '@hookline/testing/kit';
 import { describe, expect, it } from 'vitest';
-import { attemptLine } from './emulator-command';
+import { attemptLine } from './attempt-line';
 import { createProgress } from './progress';
 import { styleFor } from './style';
 
@@ -22,6 +22,8 @@ function simulatorAttempt(trigger: 'schedule' | 'replay', attempt: number): Deli
     responseCode: 200,
     latencyMs: 1.25,
     responseBody: '{"ok":true,"duplicate":true}',
+    responseHeaders: {},
+    responseTruncated: false,
   };
 }
 
@@ -50,13 +52,15 @@ describe('a replay named as one', () => {
       latencyMs: 3.14,
       attemptedAt: new Date(0).toISOString(),
       responseBody: '',
+      responseHeaders: {},
+      responseTruncated: false,
       nextAttemptAt: null,
     };
     expect(attemptLine({ ...attempt, trigger: 'replay' }, plain)).toBe(
-      'replay (attempt 2) message.delivered wdl_label → whk_1: 200 succeeded in 3.1 ms',
+      '1970-01-01T00:00:00Z replay (attempt 2) message.delivered wdl_label → whk_1: 200 succeeded in 3.1 ms',
     );
     expect(attemptLine({ ...attempt, trigger: 'schedule' }, plain)).toBe(
-      'attempt 2 message.delivered wdl_label → whk_1: 200 succeeded in 3.1 ms',
+      '1970-01-01T00:00:00Z attempt 2 message.delivered wdl_label → whk_1: 200 succeeded in 3.1 ms',
     );
   });
 });

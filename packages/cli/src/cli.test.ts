@@ -1,41 +1,16 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodeHandler, createReceiver, EVENT_CATALOGUE } from '@hookline/core';
 import { createDelivery, FIXTURE_SECRET, RAW_FIXTURES, serializeDelivery, sign } from '@hookline/testing';
+import { runHookline } from './hookline-process.test-support';
 
 // The CLI runs as a real process (from source, through tsx) against a real receiver over HTTP.
-const BIN = fileURLToPath(new URL('./bin.ts', import.meta.url));
-const TSX = createRequire(import.meta.url).resolve('tsx/cli');
 const secret = 'whsec_cli_test';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function hookline(args: string[], options: { input?: string | Uint8Array; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TSX, '--conditions=@hookline/source', BIN, ...args], {
-      env: { ...process.env, NO_COLOR: '1', HOOKLINE_SECRET: '', ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
-}
+const hookline = runHookline;
 
 let server: Server;
 let url: string;

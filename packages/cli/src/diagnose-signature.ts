@@ -107,21 +107,23 @@ function variantsOf(body: Buffer): Variant[] {
       message: 'The body has leading or trailing whitespace that was not in what the service signed.',
     });
   }
+  // The form is named once, in the variant's name, which the matching cause's message ends with.
   const reserialised = (form: string, bytes: string) =>
-    add(`re-serialised (${form})`, Buffer.from(bytes, 'utf8'), {
+    add(`re-serialised ${form}`, Buffer.from(bytes, 'utf8'), {
       code: 'reserialised',
-      message: `The signature matches the same JSON written differently (${form}): these bytes were re-serialised after a parse, which changes whitespace, key order or escapes. Verify the raw body as received (express.raw(), request.arrayBuffer()), never JSON.stringify(parsedBody).`,
+      message:
+        'The signature matches the same JSON written differently: these bytes were re-serialised after a parse, which changes whitespace, key order or escapes. Verify the raw body as received (express.raw(), request.arrayBuffer()), never JSON.stringify(parsedBody).',
     });
   try {
     const parsed: unknown = JSON.parse(text);
-    reserialised('compact JSON', JSON.stringify(parsed));
+    reserialised('as compact JSON', JSON.stringify(parsed));
     reserialised('indented by 2', JSON.stringify(parsed, null, 2));
     reserialised('indented by 4', JSON.stringify(parsed, null, 4));
     reserialised('tab-indented', JSON.stringify(parsed, null, '\t'));
     if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
       const envelope = parsed as { event: string; timestamp: string; deliveryId: string; data: unknown };
-      reserialised("compact, the service's key order", serializeDelivery(envelope));
-      reserialised('compact, keys sorted', JSON.stringify(sortKeys(parsed)));
+      reserialised("as compact JSON in the service's key order", serializeDelivery(envelope));
+      reserialised('as compact JSON with its keys sorted', JSON.stringify(sortKeys(parsed)));
     }
   } catch {
     // not JSON: only the byte-level variants apply

@@ -1,18 +1,15 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { createNodeHandler, createReceiver } from '@hookline/core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { HOOKLINE_COMMAND } from './hookline-process.test-support';
 import type { CliIo } from './io';
 import { run } from './run';
 
 // The README's loop: `hookline emulator` as a real process, then `hookline webhooks create` and
 // `hookline trigger` against it, with a hookline receiver verifying the delivery.
-const BIN = fileURLToPath(new URL('./bin.ts', import.meta.url));
-const TSX = createRequire(import.meta.url).resolve('tsx/cli');
 const API_KEY = 'sk_sandbox_cli_loop';
 
 let child: ChildProcessWithoutNullStreams;
@@ -44,7 +41,7 @@ async function nextJsonLine(): Promise<Record<string, unknown>> {
 beforeAll(async () => {
   child = spawn(
     process.execPath,
-    [TSX, '--conditions=@hookline/source', BIN, 'emulator', '--port', '0', '--api-key', API_KEY, '--allow-host', 'emulator.test', '--json'],
+    [...HOOKLINE_COMMAND, 'emulator', '--port', '0', '--api-key', API_KEY, '--allow-host', 'emulator.test', '--json'],
     {
       env: { ...process.env, NO_COLOR: '1' },
     },

@@ -1,8 +1,7 @@
-import { type EmulatedAttempt, startServiceEmulator } from '@hookline/testing/kit';
-import { attemptLabel } from './attempt-label';
+import { startServiceEmulator } from '@hookline/testing/kit';
+import { attemptLine } from './attempt-line';
 import type { CommandContext } from './command';
 import { parsePositive, UsageError } from './io';
-import { describeAttempt } from './webhooks-command';
 
 /** The emulator's port unless --port says otherwise: fixed, so the printed exports work run after run. */
 export const DEFAULT_EMULATOR_PORT = 4010;
@@ -10,12 +9,9 @@ export const DEFAULT_EMULATOR_PORT = 4010;
 /** `hookline emulator`: the local service, until Ctrl-C. */
 export async function emulatorCommand({ values, positionals, io, style }: CommandContext): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'emulator');
-  const port = values.port === undefined ? DEFAULT_EMULATOR_PORT : parsePort(String(values.port));
+  const port = values.port === undefined ? DEFAULT_EMULATOR_PORT : parsePort(String(values.port), 'emulator');
   const timeScale = values['time-scale'] === undefined ? 1 : parsePositive(String(values['time-scale']), 'time-scale', 'emulator');
-  const apiKey = values['api-key'] as string | undefined;
-  if (apiKey !== undefined && !/^sk_(sandbox|live)_[\x21-\x7e]+$/.test(apiKey)) {
-    throw new UsageError('--api-key must start with sk_sandbox_ or sk_live_ and have no spaces', 'emulator');
-  }
+  const apiKey = parseApiKey(values['api-key'] as string | undefined, 'emulator');
   const allowedHosts = (values['allow-host'] as string[] | undefined) ?? [];
   const json = values.json === true;
   let emulator: Awaited<ReturnType<typeof startServiceEmulator>>;
@@ -71,19 +67,18 @@ export async function emulatorCommand({ values, positionals, io, style }: Comman
   return 0;
 }
 
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(value)}`, 'emulator');
-  return port;
+/** `--api-key` of the emulator: a key of the service's form. */
+export function parseApiKey(value: string | undefined, command: string): string | undefined {
+  if (value !== undefined && !/^sk_(sandbox|live)_[\x21-\x7e]+$/.test(value)) {
+    throw new UsageError('--api-key must start with sk_sandbox_ or sk_live_ and have no spaces', command);
+  }
+  return value;
 }
 
-/**
- * One printed line per attempt the emulator made: `attempt 1 message.delivered wdl_… → whk_…: 200
- * succeeded in 3.1 ms`, a replay named as one, and the next scheduled try when there is one.
- */
-export function attemptLine(attempt: EmulatedAttempt & { webhookId: string }, style: CommandContext['style']): string {
-  const line = `${attemptLabel(attempt)} ${attempt.event} ${attempt.deliveryId} → ${attempt.webhookId}: ${describeAttempt(attempt)}`;
-  const next = attempt.nextAttemptAt === null ? '' : style.dim(` (next try ${new Date(attempt.nextAttemptAt).toLocaleTimeString()})`);
-  return `${attempt.status === 'succeeded' ? line : style.yellow(line)}${next}`;
+/** `--port`: 0 to 65535. */
+export function parsePort(value: string, command: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(value)}`, command);
+  return port;
 }

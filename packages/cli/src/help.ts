@@ -12,6 +12,7 @@ Commands:
   events           list the 29 catalogue events and what they mean
   queue            list and replay the dead letters of answer-fast mode's queue
   webhooks <op>    the service's webhook operations: create, list, update, delete, deliveries, replay
+  dev              run the service locally and deliver to your app: --forward-to <url>
   emulator         run the service locally: its webhook API, deliveries, an inspector page
   trigger <event>  make the emulator send an event to the webhooks subscribed to it
 
@@ -195,6 +196,38 @@ Options:
 Example:
   hookline emulator --time-scale 0.01 --api-key sk_sandbox_local`,
 
+  dev: `Usage: hookline dev --forward-to <url> [--events <a,b>] [--secret <secret>] [options]
+
+Runs the service on your machine and delivers to your app, in one command: starts the emulator,
+registers a webhook for <url> that signs with your app's secret, prints the inspector's address and
+how to trigger events, then prints each delivery attempt as it ends, until Ctrl-C. Attempts without
+a 2xx are retried on the service's schedule. It says when nothing listens at <url> (and waits for
+your app), and what to fix when your app answers 401 (a secret mismatch), 404 or 405 (the route).
+
+Options:
+  --forward-to <url>    your app's webhook route, e.g. http://127.0.0.1:3000/webhooks (https, or
+                        http to this machine: localhost, 127.0.0.1, [::1])
+  --events <a,b,...>    the events to subscribe to: names, group wildcards (message.*) or *
+                        (default: all 29)
+  --secret <secret>     the secret your app verifies with (or HOOKLINE_SECRET); without either,
+                        one is made and printed for you to give your app. The emulator's own:
+                        the real service makes every signingSecret itself
+  --port <n>            the emulator's port on 127.0.0.1 (default 4010; 0 picks a free one)
+  --time-scale <x>      multiply the waits between retries (default 1: +30 s, +2 min, … +24 h;
+                        0.01 runs the whole schedule in about 19 min). An attempt still has the
+                        service's 30 s to be answered
+  --api-key <key>       the key the emulator's API accepts (default: a fresh sk_sandbox_… key)
+  --json                print JSON lines: ready, app, attempt, hint, stopped
+  -h, --help            show this help
+
+While it runs, trigger events from another terminal (on port 4010 no --base-url is needed):
+  hookline trigger message.delivered
+  hookline trigger call.completed --data '{"durationSeconds": 42}'
+or with the inspector page's Trigger button, where Replay and Resend are too.
+
+Example:
+  hookline dev --forward-to http://127.0.0.1:3000/webhooks --secret "$WEBHOOK_SECRET"`,
+
   trigger: `Usage: hookline trigger <event> [--data <json|@file>] [--base-url <url>]
 
 Makes the emulator send an event to every active webhook subscribed to it, with realistic data,
@@ -203,7 +236,8 @@ and prints how each first attempt went. Retries follow on the service's schedule
 
 Options:
   --data <json|@file>   data fields, merged over realistic defaults for the event
-  --base-url <url>      the emulator's address (or SERVICE_BASE_URL)
+  --base-url <url>      the emulator's address (or SERVICE_BASE_URL; default http://127.0.0.1:4010,
+                        where hookline dev and hookline emulator listen by default)
   --json                print the deliveries as JSON
   -h, --help            show this help
 

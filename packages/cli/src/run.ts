@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { CommandContext } from './command';
+import { devCommand } from './dev-command';
 import { emulatorCommand } from './emulator-command';
 import { eventsCommand } from './events-command';
 import { HELP } from './help';
@@ -54,6 +55,17 @@ const COMMANDS: Record<string, { options: Options; run: (context: CommandContext
       'allow-host': { type: 'string', multiple: true },
     },
     run: emulatorCommand,
+  },
+  dev: {
+    options: {
+      'forward-to': { type: 'string' },
+      events: { type: 'string' },
+      secret: { type: 'string' },
+      port: { type: 'string' },
+      'time-scale': { type: 'string' },
+      'api-key': { type: 'string' },
+    },
+    run: devCommand,
   },
   trigger: { options: { data: { type: 'string' }, 'base-url': SERVICE_OPTIONS['base-url'] }, run: triggerCommand },
   queue: { options: QUEUE_OPTIONS, run: (context) => queueCommand(context) },

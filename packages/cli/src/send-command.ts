@@ -74,7 +74,7 @@ export async function sendCommand({ values, positionals, io, style }: CommandCon
     // No HTTP answer: the status says why (network error or time-out) and the body holds the cause.
     const why = attempt.status === 'timeout' ? 'timed out' : 'network error';
     io.stdout.write(
-      `${style.red(`no answer: ${why} after ${latency}`)}${attempt.responseBody === '' ? '' : ` (${attempt.responseBody})`}\n`,
+      `${style.red(`no answer: ${why} after ${latency}`)}${attempt.responseBody === '' ? '' : `: ${attempt.responseBody}`}\n`,
     );
   } else {
     const verdict = `${attempt.responseCode} ${attempt.status}`;

@@ -9,9 +9,9 @@ export const SERVICE_OPTIONS = {
   retries: { type: 'string' },
 } as const;
 
-/** `--base-url`, else SERVICE_BASE_URL. */
-export function requireBaseUrl(values: Record<string, unknown>, io: CliIo, command: string): string {
-  const value = (values['base-url'] as string | undefined) ?? io.env.SERVICE_BASE_URL;
+/** `--base-url`, else SERVICE_BASE_URL, else `fallback` when the command has one. */
+export function requireBaseUrl(values: Record<string, unknown>, io: CliIo, command: string, fallback?: string): string {
+  const value = (values['base-url'] as string | undefined) ?? (io.env.SERVICE_BASE_URL || fallback);
   if (value === undefined || value === '') {
     throw new UsageError(
       '--base-url is required (or set SERVICE_BASE_URL): the service\'s address, or the one "hookline emulator" prints',

@@ -1,11 +1,12 @@
 import { isServiceEventName } from '@hookline/core';
 import { eventGuess } from './closest-name';
 import type { CommandContext } from './command';
+import { DEFAULT_EMULATOR_PORT } from './emulator-command';
 import { UsageError } from './io';
 import { parseData } from './send-command';
 import { requireBaseUrl } from './service-options';
 import { plural } from './text-table';
-import { describeAttempt } from './webhooks-command';
+import { answerSummary, describeAttempt } from './attempt-line';
 
 interface Triggered {
   webhookId: string;
@@ -25,7 +26,8 @@ export async function triggerCommand({ values, positionals, io, style }: Command
   if (!isServiceEventName(event))
     throw new UsageError(`${JSON.stringify(event)} is not a catalogue event${eventGuess(event)} ("hookline events" lists them)`, 'trigger');
   const data = await parseData(values.data as string | undefined, 'trigger');
-  const base = requireBaseUrl(values, io, 'trigger').replace(/\/+$/, '');
+  // Triggering is the emulator's alone: without an address, the one hookline dev and hookline emulator listen on by default.
+  const base = requireBaseUrl(values, io, 'trigger', `http://127.0.0.1:${DEFAULT_EMULATOR_PORT}`).replace(/\/+$/, '');
 
   let response: Response;
   try {
@@ -36,7 +38,9 @@ export async function triggerCommand({ values, positionals, io, style }: Command
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
-    io.stderr.write(`hookline trigger: no emulator answers at ${base} (${cause}); start one with "hookline emulator"\n`);
+    io.stderr.write(
+      `hookline trigger: no emulator answers at ${base} (${cause}); start one with "hookline dev --forward-to <your app's webhook URL>" or "hookline emulator", or give its address with --base-url\n`,
+    );
     return 1;
   }
   const text = await response.text();
@@ -56,7 +60,8 @@ export async function triggerCommand({ values, positionals, io, style }: Command
   } else {
     io.stdout.write(`${event} sent to ${plural(deliveries.length, 'webhook')}:\n`);
     for (const delivery of deliveries) {
-      const line = `  ${delivery.deliveryId} → ${delivery.webhookId}: ${describeAttempt(delivery.firstAttempt)}`;
+      const summary = answerSummary(delivery.firstAttempt);
+      const line = `  ${delivery.deliveryId} → ${delivery.webhookId}: ${describeAttempt(delivery.firstAttempt)}${summary === '' ? '' : `: ${summary}`}`;
       io.stdout.write(`${delivery.firstAttempt.status === 'succeeded' ? line : style.yellow(line)}\n`);
     }
     if (deliveries.some((delivery) => delivery.firstAttempt.status !== 'succeeded')) {

@@ -1,5 +1,6 @@
 import type { DeliveryAttemptRecord, Webhook } from '@hookline/client';
 import type { ServiceEventName } from '@hookline/core';
+import { describeAttempt } from './attempt-line';
 import type { CommandContext } from './command';
 import { requireOption, UsageError } from './io';
 import { callService, clientFrom, SERVICE_OPTIONS } from './service-options';
@@ -129,7 +130,9 @@ export async function webhooksCommand({ values, positionals, io, style }: Comman
         return 0;
       }
       io.stdout.write(`Replayed ${deliveryId}: ${describeAttempt(attempt)}\n`);
-      if (typeof attempt.responseBody === 'string' && attempt.responseBody !== '') io.stdout.write(`${attempt.responseBody}\n`);
+      // Without an answer, describeAttempt has said why; with one, its body follows.
+      const answered = attempt.responseCode !== null && attempt.responseCode !== undefined;
+      if (answered && typeof attempt.responseBody === 'string' && attempt.responseBody !== '') io.stdout.write(`${attempt.responseBody}\n`);
       return 0;
     }
   }
@@ -150,14 +153,6 @@ function webhookTable(webhooks: Webhook[]): string {
     ['id', 'active', 'url', 'events'],
     webhooks.map((webhook) => [webhook.id, webhook.isActive ? 'yes' : 'no', webhook.url, webhook.events.join(',')]),
   );
-}
-
-/** `200 succeeded in 3.1 ms`, or `no answer (timeout) after 30000.0 ms`. */
-export function describeAttempt(attempt: { status: string; responseCode?: number | null; latencyMs?: unknown }): string {
-  const latency = typeof attempt.latencyMs === 'number' ? `${attempt.latencyMs.toFixed(1)} ms` : '? ms';
-  return attempt.responseCode === null || attempt.responseCode === undefined
-    ? `no answer (${attempt.status}) after ${latency}`
-    : `${attempt.responseCode} ${attempt.status} in ${latency}`;
 }
 
 function attemptTable(attempts: DeliveryAttemptRecord[], style: CommandContext['style']): string {

@@ -1,9 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createDelivery, serializeDelivery, sign } from '@hookline/testing';
+import { createDelivery, serializeDelivery, sign, startServiceEmulator } from '@hookline/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from './io';
+import { attemptLine } from './attempt-line';
 import { run } from './run';
+import { styleFor } from './style';
 
 // What the command says when something is wrong: in its own words, one line and where the help is.
 async function runCli(argv: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -21,6 +23,7 @@ async function runCli(argv: string[], input = ''): Promise<{ code: number; stdou
 }
 
 const secret = 'whsec_wording_test';
+const plain = styleFor({ isTTY: false }, {});
 let server: Server;
 let url: string;
 
@@ -102,8 +105,22 @@ describe('results', () => {
     await new Promise((resolve) => closed.close(resolve));
     const result = await runCli(['send', 'message.read', '--url', `http://127.0.0.1:${port}/webhooks`, '--secret', secret]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/^no answer: network error after \d+\.\d ms \(.+\)$/m);
+    expect(result.stdout).toMatch(/^no answer: network error after \d+\.\d ms: connect ECONNREFUSED 127\.0\.0\.1:\d+ \(.+\)$/m);
     expect(result.stdout).not.toContain('network-error network-error');
+  });
+
+  it('verify names the form of a re-serialised body once', async () => {
+    const body = serializeDelivery(createDelivery('message.delivered'));
+    const result = await runCli(
+      ['verify', '--secret', secret, '--signature', sign(body, secret)],
+      JSON.stringify(JSON.parse(body), null, 2),
+    );
+    expect(result.code).toBe(1);
+    const cause = result.stdout.split('\n').find((line) => line.startsWith('reserialised: '))!;
+    expect(cause.match(/compact JSON/g)).toHaveLength(1);
+    expect(cause).toMatch(
+      /^reserialised: The signature matches the same JSON written differently: .+ \(The signature matches the body re-serialised as compact JSON\.\)$/,
+    );
   });
 
   it('verify explains that the receiver refuses an upper-case signature, and why', async () => {
@@ -113,5 +130,56 @@ describe('results', () => {
     expect(result.stdout).toContain('uppercase-hex: The signature is right but in upper-case hex.');
     expect(result.stdout).toContain('a hookline receiver answers 401 INVALID_SIGNATURE to anything but 64 lower-case hex digits');
     expect(result.stdout).not.toContain('compare decoded bytes, or lower-case first');
+  });
+});
+
+describe('an attempt that got no answer says why, not only "fetch failed"', () => {
+  async function closedPort(): Promise<number> {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    return port;
+  }
+
+  it('in hookline trigger, and in the emulator log with its time in ISO 8601 UTC', async () => {
+    const logged: string[] = [];
+    const emulator = await startServiceEmulator({ onAttempt: (attempt) => logged.push(attemptLine(attempt, plain)) });
+    try {
+      const url = `http://127.0.0.1:${await closedPort()}/webhooks`;
+      const created = await fetch(`${emulator.url}/v1/webhooks`, {
+        method: 'POST',
+        headers: { 'x-api-key': emulator.apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ url, events: ['message.read'] }),
+      });
+      expect(created.status).toBe(201);
+      const result = await runCli(['trigger', 'message.read', '--base-url', emulator.url]);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(
+        /→ whk_\w+: no answer \(network-error\) after \d+\.\d ms: connect ECONNREFUSED 127\.0\.0\.1:\d+ \(nothing is listening there: is the app running, on that port\?\)$/m,
+      );
+      await expect.poll(() => logged.length).toBe(1);
+      expect(logged[0]).toMatch(
+        /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z attempt 1 message\.read wdl_\w+ → whk_\w+: no answer \(network-error\) after \d+\.\d ms: connect ECONNREFUSED 127\.0\.0\.1:\d+ \(nothing is listening there/,
+      );
+      expect(logged[0]).toMatch(/\(next try \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\)$/);
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('trigger goes to http://127.0.0.1:4010, where dev and the emulator listen, when no address is given', async () => {
+    const result = await runCli(['trigger', 'message.read']);
+    expect(result.code).not.toBe(2); // not "--base-url is required"
+    expect(result.stdout + result.stderr).toMatch(/127\.0\.0\.1:4010|sent to/);
+  });
+
+  it('in hookline send, for a port fetch refuses and a host that does not resolve', async () => {
+    const badPort = await runCli(['send', 'message.read', '--url', 'http://127.0.0.1:9/webhooks', '--secret', secret]);
+    expect(badPort.stdout).toMatch(/^no answer: network error after \d+\.\d ms: bad port \(fetch refuses to connect to that port/m);
+    const unknownHost = await runCli(['send', 'message.read', '--url', 'http://no-such-host.invalid/webhooks', '--secret', secret]);
+    expect(unknownHost.stdout).toMatch(
+      /^no answer: network error after \d+\.\d ms: getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid/m,
+    );
   });
 });

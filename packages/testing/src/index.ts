@@ -33,6 +33,7 @@ export {
   type SendOptions,
   type SimulatorEvents,
 } from './service-simulator';
+export type { AttemptError } from './attempt-answer';
 export { createManualClock, systemClock, type Clock, type ManualClock, type TimerHandle } from './clock';
 export { RETRY_SCHEDULE_MS, SERVICE_TIMEOUT_MS, formatDuration } from './schedule';
 export { formatAttemptTable, formatSummary, summarise, type SimulationSummary, type TableStyle } from './attempt-table';
@@ -50,6 +51,7 @@ export {
   type EmulatedWebhook,
   type EmulatedAttempt,
   type EmulatedDelivery,
+  type EmulatedDeliveryStatus,
   type EmittedDelivery,
 } from './emulator';
 

@@ -1,3 +1,4 @@
+import { type AttemptError, describeAttemptError, networkErrorOf, readAnswerStart } from './attempt-answer';
 import { systemClock, type Clock, type TimerHandle } from './clock';
 import { RETRY_SCHEDULE_MS, SERVICE_TIMEOUT_MS } from './schedule';
 import { createSignedPayload, type DeliveryInput, type SignedRequestOptions } from './signed-request';
@@ -27,8 +28,17 @@ export interface DeliveryAttempt {
   responseCode: number | null;
   /** Real milliseconds from sending the request to reading the answer (or giving up on it). */
   latencyMs: number;
-  /** The start of the answer body (or the network error's message). */
+  /**
+   * The start of the answer body, up to `responseSnippetLength` characters; without an answer, why
+   * (`connect ECONNREFUSED 127.0.0.1:3000 (nothing is listening there: …)`, the time-out).
+   */
   responseBody: string;
+  /** The answer's headers (lower-case names); empty without an answer. */
+  responseHeaders: Record<string, string>;
+  /** The body went on past `responseBody`: the rest was not read, and the connection was dropped. */
+  responseTruncated: boolean;
+  /** Why no answer came: the socket error's code and message, or `TIMEOUT`; absent when one came. */
+  error?: AttemptError;
 }
 
 /** What became of one delivery's scheduled run. */
@@ -94,7 +104,9 @@ export interface ServiceSimulatorOptions {
    */
   schedule?: readonly number[];
   /**
-   * Characters of each answer body kept in the attempt list.
+   * Characters of each answer body kept in the attempt list. Only that much is read: past it the
+   * answer is cut off and its connection dropped, so an endpoint that streams without end costs
+   * nothing more.
    * @default 500
    */
   responseSnippetLength?: number;
@@ -226,6 +238,9 @@ export function createServiceSimulator(options: ServiceSimulatorOptions): Servic
     let status: AttemptStatus;
     let responseCode: number | null = null;
     let responseBody = '';
+    let responseTruncated = false;
+    const responseHeaders: Record<string, string> = {};
+    let error: AttemptError | undefined;
     try {
       const response = await doFetch(url, {
         method: 'POST',
@@ -235,18 +250,24 @@ export function createServiceSimulator(options: ServiceSimulatorOptions): Servic
         signal: controller.signal,
       });
       responseCode = response.status;
-      responseBody = (await response.text()).slice(0, snippetLength);
+      response.headers.forEach((value, name) => {
+        responseHeaders[name] = value;
+      });
+      const start = await readAnswerStart(response.body, snippetLength);
+      responseBody = start.text;
+      responseTruncated = start.truncated;
       status = response.status >= 200 && response.status < 300 ? 'succeeded' : 'failed';
-    } catch (error) {
+    } catch (thrown) {
       if (controller.signal.aborted) {
-        // An answer whose status arrived but whose body did not finish in time is a time-out too.
+        // An answer whose status arrived but whose body (the part kept) did not in time is a time-out too.
         status = 'timeout';
-        responseBody = `no complete answer within ${attemptTimeoutMs} ms`;
+        error = { code: 'TIMEOUT', message: `no complete answer within ${attemptTimeoutMs} ms` };
+        responseCode = null;
       } else {
         status = 'network-error';
-        responseBody = describeNetworkError(error);
+        error = networkErrorOf(thrown);
       }
-      responseCode = status === 'timeout' ? null : responseCode;
+      responseBody = describeAttemptError(error);
     } finally {
       clearTimeout(timer);
     }
@@ -262,6 +283,9 @@ export function createServiceSimulator(options: ServiceSimulatorOptions): Servic
       responseCode,
       latencyMs: Math.round((performance.now() - started) * 10) / 10,
       responseBody,
+      responseHeaders,
+      responseTruncated,
+      ...(error === undefined ? {} : { error }),
     };
     record.attempts.push(attempt);
     if (records.get(record.deliveryId) === internal) keep(record, attempt);
@@ -397,11 +421,4 @@ export function createServiceSimulator(options: ServiceSimulatorOptions): Servic
       return () => listeners[type].delete(listener);
     },
   };
-}
-
-function describeNetworkError(error: unknown): string {
-  // undici wraps the socket error ("ECONNREFUSED …") in `cause`.
-  const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
-  if (cause?.code !== undefined) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -52,6 +52,26 @@ function checkIsActive(value: unknown): boolean {
   return value;
 }
 
+/**
+ * The emulator's own field of operation 1: the secret to sign with, instead of a generated one, so a
+ * development loop can register the secret the app already verifies with. The real service makes
+ * every secret itself and has no such field.
+ */
+function checkSigningSecret(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') throw EmulatorRefusal.validation('signingSecret', 'must be a non-empty string');
+  if (value.length > 1024) throw EmulatorRefusal.validation('signingSecret', 'longer than 1024 characters');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\x00-\x1f\x7f]/.test(value)) {
+    throw EmulatorRefusal.validation(
+      'signingSecret',
+      'has a control character',
+      'signingSecret has a control character (a newline from a file or an .env line?)',
+    );
+  }
+  return value;
+}
+
 function asObject(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw EmulatorRefusal.validation('body', 'must be a JSON object', 'the request body must be a JSON object');
@@ -77,10 +97,12 @@ export async function routeApi(
     if (method === 'GET') return { status: 200, body: { data: registry.list() } };
     if (method === 'POST') {
       const input = asObject(await readBody());
+      const signingSecret = checkSigningSecret(input.signingSecret);
       const created = registry.create({
         url: checkUrl(input.url),
         events: checkEvents(input.events),
         isActive: input.isActive === undefined ? true : checkIsActive(input.isActive),
+        ...(signingSecret === undefined ? {} : { signingSecret }),
       });
       return { status: 201, body: created };
     }

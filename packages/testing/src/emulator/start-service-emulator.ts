@@ -8,16 +8,17 @@ import { createFaultQueue, faultAnswer, type EmulatorFault } from './faults';
 import { EmulatorRefusal, readJsonBody, writeJson } from './http-io';
 import { createInspector } from './inspector-routes';
 import { createRecentList } from './recent-list';
-import {
-  createWebhookRegistry,
-  type EmittedDelivery,
-  type EmulatedAttempt,
-  type EmulatedDelivery,
-  type EmulatedWebhook,
-} from './webhook-registry';
+import { createWebhookRegistry, type EmittedDelivery } from './webhook-registry';
+import type { EmulatedAttempt, EmulatedDelivery, EmulatedWebhook } from './delivery-view';
 
 /** Attempts kept per delivery: only replays add more than the schedule's 7, and they have no end. */
 const ATTEMPTS_KEPT_PER_DELIVERY = 100;
+/**
+ * Characters of each attempt's answer kept for the inspector and operation 5; no more is read. An
+ * error page or a stack trace fits; 1,000 deliveries of 7 failed attempts with answers this long
+ * keep about 110 MB at most.
+ */
+const ANSWER_CHARS_KEPT = 8_192;
 
 /** Options of `startServiceEmulator()`. */
 export interface ServiceEmulatorOptions {
@@ -152,6 +153,7 @@ export async function startServiceEmulator(options: ServiceEmulatorOptions = {})
     attemptTimeoutMs: options.attemptTimeoutMs ?? Math.max(SERVICE_TIMEOUT_MS * timeScale, 2_000),
     maxDeliveries: checkBound('maxDeliveriesKept', options.maxDeliveriesKept ?? 1_000),
     maxAttemptsPerDelivery: ATTEMPTS_KEPT_PER_DELIVERY,
+    answerCharsKept: ANSWER_CHARS_KEPT,
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     ...(options.onAttempt === undefined ? {} : { onAttempt: options.onAttempt }),
   });
@@ -216,10 +218,10 @@ export async function startServiceEmulator(options: ServiceEmulatorOptions = {})
   const server = createServer((req, res) => {
     const misdirected = hostCheck.refusal(req.headers.host);
     if (misdirected !== undefined) return writeJson(res, misdirected.status, misdirected.body);
-    const path = new URL(req.url ?? '/', 'http://emulator').pathname;
+    const { pathname: path, searchParams } = new URL(req.url ?? '/', 'http://emulator');
     const work = path.startsWith('/v1/')
       ? serveApi(req, res, path)
-      : inspector.handle(req, res, path).then((served) => {
+      : inspector.handle(req, res, path, searchParams).then((served) => {
           if (!served) throw EmulatorRefusal.notFound(`No route ${req.method} ${path}`);
         });
     work.catch((error: unknown) => {

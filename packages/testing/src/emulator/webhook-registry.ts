@@ -1,46 +1,17 @@
-import { EVENT_NAMES, isServiceEventName } from '@hookline/core';
+import { type Delivery, EVENT_NAMES, isServiceEventName } from '@hookline/core';
 import { createDelivery } from '../create-delivery';
 import { createId } from '../ids';
 import { createServiceSimulator, type DeliveryAttempt, type ServiceSimulator } from '../service-simulator';
+import {
+  bodyBytes,
+  deliveryStatus,
+  type EmulatedAttempt,
+  type EmulatedDelivery,
+  type EmulatedWebhook,
+  payloadOf,
+  toEmulatedAttempt,
+} from './delivery-view';
 import { EmulatorRefusal } from './http-io';
-
-/** A webhook as the emulator answers it (the service shows url, events, isActive; the rest is the emulator's). */
-export interface EmulatedWebhook {
-  id: string;
-  url: string;
-  events: string[];
-  isActive: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** One attempt as operation 5 lists it (the service's field names are not shown: these are the emulator's). */
-export interface EmulatedAttempt {
-  deliveryId: string;
-  event: string;
-  attempt: number;
-  trigger: 'schedule' | 'replay';
-  status: DeliveryAttempt['status'];
-  responseCode: number | null;
-  latencyMs: number;
-  attemptedAt: string;
-  responseBody: string;
-  /** When the delivery's next scheduled attempt is due (ISO 8601), null when none is. */
-  nextAttemptAt: string | null;
-}
-
-/** One delivery with all its attempts, for the inspector. */
-export interface EmulatedDelivery {
-  webhookId: string;
-  deliveryId: string;
-  event: string;
-  createdAt: string;
-  outcome: 'pending' | 'succeeded' | 'gave-up' | 'cancelled';
-  /** An attempt is on the wire right now. */
-  inFlight: boolean;
-  nextAttemptAt: string | null;
-  attempts: EmulatedAttempt[];
-}
 
 /** What `emit()` started: one delivery per active webhook subscribed to the event. */
 export interface EmittedDelivery {
@@ -72,6 +43,8 @@ export interface RegistryOptions {
   maxDeliveries: number;
   /** Attempts kept per delivery (replays add them without end); the oldest are dropped first. */
   maxAttemptsPerDelivery: number;
+  /** Characters of each answer's body kept (and read). */
+  answerCharsKept: number;
   fetch: typeof globalThis.fetch;
   onAttempt?: (attempt: EmulatedAttempt & { webhookId: string }) => void;
 }
@@ -93,22 +66,19 @@ export function createWebhookRegistry(options: RegistryOptions) {
   }
 
   function toAttempt(entry: Entry, attempt: DeliveryAttempt): EmulatedAttempt {
-    const next = entry.simulator.get(attempt.deliveryId)?.nextAttemptAt ?? null;
-    return {
-      deliveryId: attempt.deliveryId,
-      event: attempt.event,
-      attempt: attempt.attempt,
-      trigger: attempt.trigger,
-      status: attempt.status,
-      responseCode: attempt.responseCode,
-      latencyMs: attempt.latencyMs,
-      attemptedAt: attempt.at,
-      responseBody: attempt.responseBody,
-      nextAttemptAt: next === null ? null : new Date(next).toISOString(),
-    };
+    return toEmulatedAttempt(attempt, entry.simulator.get(attempt.deliveryId)?.nextAttemptAt ?? null);
   }
 
-  function create(input: { url: string; events: string[]; isActive: boolean }): EmulatedWebhook & { signingSecret: string } {
+  /**
+   * `signingSecret` is the emulator's own option (the real service makes every secret): it lets a
+   * development loop register the secret an app already verifies with.
+   */
+  function create(input: {
+    url: string;
+    events: string[];
+    isActive: boolean;
+    signingSecret?: string;
+  }): EmulatedWebhook & { signingSecret: string } {
     const now = new Date().toISOString();
     const webhook: EmulatedWebhook = {
       id: createId('whk_'),
@@ -118,7 +88,7 @@ export function createWebhookRegistry(options: RegistryOptions) {
       createdAt: now,
       updatedAt: now,
     };
-    const secret = `whsec_${createId('', 32)}`;
+    const secret = input.signingSecret ?? `whsec_${createId('', 32)}`;
     const entry: Entry = {
       webhook,
       secret,
@@ -131,6 +101,7 @@ export function createWebhookRegistry(options: RegistryOptions) {
         attemptTimeoutMs: options.attemptTimeoutMs,
         fetch: (_url, init) => options.fetch(webhook.url, init),
         maxAttemptsPerDelivery: options.maxAttemptsPerDelivery,
+        responseSnippetLength: options.answerCharsKept,
       }),
       inFlight: new Set(),
     };
@@ -177,31 +148,50 @@ export function createWebhookRegistry(options: RegistryOptions) {
     }
   }
 
+  /** Sends one delivery to one webhook; resolves once its first attempt has ended. */
+  function deliver(entry: Entry, delivery: Delivery<string, unknown>): Promise<EmittedDelivery> {
+    kept.set(delivery.deliveryId, { entry, order: order++, at: new Date().toISOString() });
+    return new Promise<EmittedDelivery>((resolve) => {
+      const stop = entry.simulator.on('attempt', (attempt) => {
+        if (attempt.deliveryId !== delivery.deliveryId) return;
+        stop();
+        // The simulator schedules the retry right after telling of the attempt: read nextAttemptAt after that.
+        queueMicrotask(() =>
+          resolve({
+            webhookId: entry.webhook.id,
+            deliveryId: delivery.deliveryId,
+            event: delivery.event,
+            firstAttempt: toAttempt(entry, attempt),
+          }),
+        );
+      });
+      void entry.simulator.send(delivery).finally(changed);
+      forgetOldest();
+    });
+  }
+
   async function emit(event: string, data?: Record<string, unknown>): Promise<EmittedDelivery[]> {
     if (!isServiceEventName(event)) {
       throw new TypeError(`emit: ${JSON.stringify(event)} is not a catalogue event (${EVENT_NAMES.slice(0, 3).join(', ')}, …)`);
     }
     const base = createDelivery(event, data as never);
     const targets = [...entries.values()].filter((entry) => entry.webhook.isActive && entry.webhook.events.includes(event));
-    return Promise.all(
-      targets.map((entry) => {
-        // One delivery per webhook, each with its own id, the same event data.
-        const delivery = { ...base, deliveryId: createId('wdl_') };
-        kept.set(delivery.deliveryId, { entry, order: order++, at: new Date().toISOString() });
-        return new Promise<EmittedDelivery>((resolve) => {
-          const stop = entry.simulator.on('attempt', (attempt) => {
-            if (attempt.deliveryId !== delivery.deliveryId) return;
-            stop();
-            // The simulator schedules the retry right after telling of the attempt: read nextAttemptAt after that.
-            queueMicrotask(() =>
-              resolve({ webhookId: entry.webhook.id, deliveryId: delivery.deliveryId, event, firstAttempt: toAttempt(entry, attempt) }),
-            );
-          });
-          void entry.simulator.send(delivery).finally(changed);
-          forgetOldest();
-        });
-      }),
-    );
+    // One delivery per webhook, each with its own id, the same event data.
+    return Promise.all(targets.map((entry) => deliver(entry, { ...base, deliveryId: createId('wdl_') })));
+  }
+
+  /**
+   * The same event and data to the same webhook as a new delivery: a fresh deliveryId and timestamp,
+   * so a receiver runs its handlers again (a replay, the same delivery again, is answered as a duplicate
+   * once it has succeeded). The emulator's own: the service has no such operation.
+   */
+  async function resend(id: string, deliveryId: string): Promise<EmittedDelivery> {
+    const entry = get(id);
+    const record = entry.simulator.get(deliveryId);
+    if (record === undefined) throw EmulatorRefusal.notFound(`No delivery ${deliveryId} for webhook ${id}`);
+    const payload = payloadOf(record.body) as { data?: unknown };
+    const data = typeof payload === 'object' && payload !== null ? payload.data : undefined;
+    return deliver(entry, { event: record.event, timestamp: new Date().toISOString(), deliveryId: createId('wdl_'), data });
   }
 
   async function replay(id: string, deliveryId: string): Promise<EmulatedAttempt> {
@@ -219,12 +209,16 @@ export function createWebhookRegistry(options: RegistryOptions) {
         out.push({
           order: created.order,
           webhookId: entry.webhook.id,
+          url: entry.webhook.url,
           deliveryId: record.deliveryId,
           event: record.event,
           createdAt: created.at,
+          status: deliveryStatus(record),
           outcome: record.outcome,
           inFlight: entry.inFlight.has(record.deliveryId),
           nextAttemptAt: record.nextAttemptAt === null ? null : new Date(record.nextAttemptAt).toISOString(),
+          request: { method: 'POST', headers: { ...record.headers }, bodyBytes: bodyBytes(record.body) },
+          payload: payloadOf(record.body),
           attempts: [...record.attempts].sort((a, b) => a.attempt - b.attempt).map((attempt) => toAttempt(entry, attempt)),
         });
       }
@@ -232,13 +226,20 @@ export function createWebhookRegistry(options: RegistryOptions) {
     return out.sort((a, b) => b.order - a.order).map(({ order: _order, ...delivery }) => delivery);
   }
 
+  /** The exact bytes a delivery sends, for the inspector's raw view. */
+  function body(deliveryId: string): string | Uint8Array | undefined {
+    return kept.get(deliveryId)?.entry.simulator.get(deliveryId)?.body;
+  }
+
   return {
     create,
     update,
     remove,
     emit,
+    resend,
     replay,
     deliveries,
+    body,
     /** Operation 5: every attempt of the webhook's deliveries, newest first. */
     attempts(id: string): EmulatedAttempt[] {
       const entry = get(id);
