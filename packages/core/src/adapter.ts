@@ -69,6 +69,7 @@ export {
   queuedDeliveryJson,
   scopedDeliveryId,
 } from './queue';
+export { splitScopedId, tenantScope, tenantOfScope } from './store-keys';
 export { queueJobEntry, type QueueJobEntry } from './receiver-entry';
 export { withinTime } from './within-time';
 export { wakeablePause } from './wakeable-pause';

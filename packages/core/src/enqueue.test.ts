@@ -4,7 +4,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DELIVERY_CHANNEL, type DeliveryTrace, STORE_CHANNEL, type StoreOperationMessage } from './diagnostics';
-import { type DeliveryQueue, type QueuedDelivery, queuedDeliveryJson } from './queue';
+import { type DeliveryQueue, type QueuedDelivery, queuedDeliveryJson, scopedDeliveryId } from './queue';
 import { memoryStore } from './memory-store';
 import { createReceiver } from './receiver';
 import { envelope, SECRET, signed } from './test-support';
@@ -46,7 +46,7 @@ describe('the queued job', () => {
     const [job] = jobs;
     expect(json[0]).toContain(`{"delivery":${text},`);
     expect(JSON.parse(json[0] as string)).toEqual({ ...job, delivery: JSON.parse(text) });
-    expect(job?.scope).toBe('acme:');
+    expect(job?.scope).toBe('tenant:acme:');
   });
 
   it('leaves that JSON out of what a spread or JSON.stringify of the job sees, and serialises a job made elsewhere as it is', async () => {
@@ -80,7 +80,7 @@ describe('the queued job', () => {
     await createReceiver({ secret: () => ({ tenant: 'acme', secret: SECRET }), queue: tenants.queue })
       .on('*', () => {})
       .handle(signed(envelope()));
-    expect(tenants.jobs[0]?.scope).toBe('acme:');
+    expect(tenants.jobs[0]?.scope).toBe('tenant:acme:');
   });
 
   it('carries the traceparent and tracestate a tracer set at receipt, and neither when none was set', async () => {
@@ -162,7 +162,7 @@ describe('a delivery queued before', () => {
       name: 'stateful',
       async enqueue(job) {
         if (down) throw new Error('queue down');
-        const id = (job.scope ?? '') + job.delivery.deliveryId;
+        const id = scopedDeliveryId(job);
         enqueued.push(id);
         const state = states.get(id);
         if (state !== undefined && state !== 'dead') return { duplicate: true };
