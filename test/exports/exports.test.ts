@@ -34,6 +34,7 @@ const CORE_ADAPTER_EXPORTS = [
   'SIGNATURE_HEADER',
   'STATUS_BY_CODE',
   'StoreDataError',
+  'StoreNotSetUpError',
   'answerRequest',
   'asNodeRequest',
   'batchQueue',

@@ -47,6 +47,7 @@ export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
 // Stores
 export {
   StoreDataError,
+  StoreNotSetUpError,
   checkVersion,
   type IdempotencyStore,
   type VersionedStore,
