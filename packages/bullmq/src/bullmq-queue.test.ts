@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { createReceiver } from '@hookline/core';
-import type { DeadLetter, JobResult, QueuedDelivery, QueueJob } from '@hookline/core/adapter';
+import {
+  type DeadLetter,
+  type JobResult,
+  type QueuedDelivery,
+  type QueueJob,
+  scopedDeliveryId,
+  splitScopedId,
+  tenantScope,
+} from '@hookline/core/adapter';
 import { createDelivery, requireServer, sign } from '@hookline/testing';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { bullmqQueue } from './bullmq-queue';
-import { splitScopedId } from './dead-letter';
 import { deliveryIdOf, jobIdFor } from './job-id';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -59,14 +66,18 @@ describe('job ids', () => {
 });
 
 describe('dead letters of a corrupt job', () => {
-  it('split the scoped id a jobId gives back at the last ":wdl_", and replay joins the parts again', () => {
-    expect(splitScopedId('wdl_abc')).toEqual({ deliveryId: 'wdl_abc' });
-    expect(splitScopedId('acme:wdl_abc')).toEqual({ deliveryId: 'wdl_abc', scope: 'acme:' });
-    expect(splitScopedId('eu:acme:wdl_abc')).toEqual({ deliveryId: 'wdl_abc', scope: 'eu:acme:' });
-    expect(splitScopedId('not-a-delivery')).toEqual({ deliveryId: 'not-a-delivery' });
-    for (const scoped of ['wdl_a', 'acme:wdl_a', 'wdl_a:wdl_b', 'x:wdl_a:wdl_b', 'opaque']) {
-      const { scope, deliveryId } = splitScopedId(scoped);
-      expect((scope ?? '') + deliveryId).toBe(scoped);
+  it('name the scope and deliveryId a jobId gives back, whatever either holds, and replay joins them again', () => {
+    for (const [tenant, deliveryId] of [
+      [undefined, 'wdl_abc'],
+      ['acme', 'wdl_abc'],
+      ['eu:acme', 'wdl_abc'],
+      ['acme:wdl_x', 'wdl_e1'],
+      ['acme', 'wdl_x:wdl_e1'],
+      [undefined, 'wdl_x:wdl_e1'],
+    ] as const) {
+      const scope = tenant === undefined ? undefined : tenantScope(tenant);
+      const jobId = jobIdFor(scopedDeliveryId(scope === undefined ? deliveryId : { deliveryId, scope }));
+      expect(splitScopedId(deliveryIdOf(jobId) as string)).toEqual(scope === undefined ? { deliveryId } : { deliveryId, scope });
     }
   });
 });
@@ -226,10 +237,10 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
       onError: (error) => errors.push(error),
     });
     const unscoped = queued();
-    const scoped = queued(undefined, { scope: 'acme:' });
+    const scoped = queued(undefined, { scope: tenantScope('acme') });
     await queue.enqueue(unscoped);
     await queue.enqueue(scoped);
-    const keyOf = (job: QueuedDelivery) => queue.queue.toKey(jobIdFor((job.scope ?? '') + job.delivery.deliveryId));
+    const keyOf = (job: QueuedDelivery) => queue.queue.toKey(jobIdFor(scopedDeliveryId(job)));
     for (const job of [unscoped, scoped]) await redis.hset(keyOf(job), 'data', '{"delivery":{"deliveryId":');
     const runs: unknown[] = [];
     const worker = queue.work(
@@ -246,7 +257,7 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
       // The deliveryId (and the scope) come back from the job id; the event from the job's name.
       for (const [letter, job] of [
         [byScope(undefined), unscoped],
-        [byScope('acme:'), scoped],
+        [byScope(tenantScope('acme')), scoped],
       ] as const) {
         expect(letter).toMatchObject({ deliveryId: job.delivery.deliveryId, event: 'message.delivered', attempts: 1 });
         expect(letter?.lastError).toMatch(/^corrupt job: its data is not JSON \(.+\)$/);
@@ -257,7 +268,7 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
 
       // A replay cannot mend it: it is corrupt again. The service's replay (an enqueue) brings the
       // delivery back whole, and it runs.
-      expect(await queue.replay(byScope('acme:') as DeadLetter)).toBe(true);
+      expect(await queue.replay(byScope(tenantScope('acme')) as DeadLetter)).toBe(true);
       await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(2), { timeout: 20_000, interval: 50 });
       expect(await queue.enqueue(scoped)).toEqual({ duplicate: false });
       await vi.waitFor(() => expect(runs).toHaveLength(1), { timeout: 20_000, interval: 50 });

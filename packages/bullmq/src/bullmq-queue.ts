@@ -149,7 +149,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
     enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
       if (closed && producer === undefined) return Promise.reject(closedError(name));
       // Per-tenant receivers scope deliveryIds (two tenants may send the same one): the job is theirs.
-      return producerSide().enqueue(jobIdFor((job.scope ?? '') + job.delivery.deliveryId), job);
+      return producerSide().enqueue(jobIdFor(scopedDeliveryId(job)), job);
     },
 
     work(process: (job: QueueJob) => Promise<JobResult>, { concurrency }: { concurrency: number }): QueueWorker {

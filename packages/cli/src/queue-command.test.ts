@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { bullmqQueue } from '@hookline/bullmq';
-import type { DeliveryQueue, QueuedDelivery } from '@hookline/core/adapter';
+import { type DeliveryQueue, type QueuedDelivery, tenantScope } from '@hookline/core/adapter';
 import { pgBossQueue } from '@hookline/pg-boss';
 import { createDelivery, requireServer } from '@hookline/testing';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -65,11 +65,11 @@ async function deadLetters(queue: DeliveryQueue, count: number): Promise<string[
  */
 async function checkTenantDeadLetters(queue: DeliveryQueue, args: string[], env: Record<string, string>): Promise<void> {
   const deliveryId = `wdl_${randomUUID().replace(/-/g, '')}`;
-  await deadLettered(queue, [queued(deliveryId, 'acme:'), queued(deliveryId, 'globex:')]);
+  await deadLettered(queue, [queued(deliveryId, tenantScope('acme:eu')), queued(deliveryId, tenantScope('globex'))]);
   const table = await cli(['dead-letters', ...args], env);
   expect(table.code).toBe(0);
   expect(table.stdout).toMatch(/^deliveryId\s+tenant\s+event\s+tries\s+failed at\s+last error$/m);
-  for (const tenant of ['acme', 'globex'])
+  for (const tenant of ['acme:eu', 'globex'])
     expect(table.stdout).toMatch(new RegExp(`^${deliveryId}\\s+${tenant}\\s+call\\.completed\\s+1\\s`, 'm'));
   const json = JSON.parse((await cli(['dead-letters', ...args, '--json'], env)).stdout) as { deliveryId: string; scope?: string }[];
   expect(
@@ -77,18 +77,18 @@ async function checkTenantDeadLetters(queue: DeliveryQueue, args: string[], env:
       .filter((letter) => letter.deliveryId === deliveryId)
       .map((letter) => letter.scope)
       .sort(),
-  ).toEqual(['acme:', 'globex:']);
+  ).toEqual([tenantScope('acme:eu'), tenantScope('globex')]);
 
   const bare = await cli(['replay', deliveryId, ...args], env);
   expect(bare.code).toBe(1);
   expect(bare.stderr).toContain(`${deliveryId} is not among the dead letters (nothing replayed) (a per-tenant dead letter needs --tenant`);
-  const acme = await cli(['replay', deliveryId, '--tenant', 'acme', ...args], env);
-  expect(acme).toMatchObject({ code: 0, stdout: `Replayed ${deliveryId} of tenant acme: it is back in the queue.\n` });
-  const again = await cli(['replay', deliveryId, '--tenant', 'acme', '--json', ...args], env);
+  const acme = await cli(['replay', deliveryId, '--tenant', 'acme:eu', ...args], env);
+  expect(acme).toMatchObject({ code: 0, stdout: `Replayed ${deliveryId} of tenant acme:eu: it is back in the queue.\n` });
+  const again = await cli(['replay', deliveryId, '--tenant', 'acme:eu', '--json', ...args], env);
   expect(again.code).toBe(1);
-  expect(JSON.parse(again.stdout)).toEqual({ deliveryId, tenant: 'acme', replayed: false });
+  expect(JSON.parse(again.stdout)).toEqual({ deliveryId, tenant: 'acme:eu', replayed: false });
   const left = JSON.parse((await cli(['dead-letters', ...args, '--json'], env)).stdout) as { deliveryId: string; scope?: string }[];
-  expect(left.filter((letter) => letter.deliveryId === deliveryId).map((letter) => letter.scope)).toEqual(['globex:']);
+  expect(left.filter((letter) => letter.deliveryId === deliveryId).map((letter) => letter.scope)).toEqual([tenantScope('globex')]);
   expect((await cli(['replay', deliveryId, '--tenant', 'globex', ...args], env)).code).toBe(0);
 }
 

@@ -1,4 +1,4 @@
-import type { DeadLetter, DeadLetterRef, DeliveryQueue } from '@hookline/core/adapter';
+import { type DeadLetter, type DeadLetterRef, type DeliveryQueue, tenantOfScope, tenantScope } from '@hookline/core/adapter';
 import type { CommandContext } from './command';
 import { type CliIo, parsePositive, UsageError } from './io';
 
@@ -146,10 +146,10 @@ export async function openQueue(
   });
 }
 
-/** The tenant a key scope names: `'<tenant>:'` without its colon; '' for none (static secrets). */
+/** The tenant a key scope names; '' for none (static secrets), the scope itself when it names no tenant. */
 function tenantOf(scope: string | undefined): string {
   if (scope === undefined) return '';
-  return scope.endsWith(':') ? scope.slice(0, -1) : scope;
+  return tenantOfScope(scope) ?? scope;
 }
 
 function formatDeadLetters(letters: DeadLetter[], style: CommandContext['style']): string {
@@ -228,8 +228,8 @@ export async function queueCommand({ values, positionals, io, style }: CommandCo
       return 0;
     }
     const deliveryId = rest[0] as string;
-    // A per-tenant receiver's dead letter is that tenant's: its key scope is `<tenant>:`.
-    const letter: DeadLetterRef = tenant === undefined ? deliveryId : { deliveryId, scope: `${tenant}:` };
+    // A per-tenant receiver's dead letter is that tenant's: its key scope is the tenant's scope.
+    const letter: DeadLetterRef = tenant === undefined ? deliveryId : { deliveryId, scope: tenantScope(tenant) };
     const which = tenant === undefined ? deliveryId : `${deliveryId} of tenant ${tenant}`;
     const replayed = await queue.replay(letter);
     if (values.json === true) io.stdout.write(`${JSON.stringify({ deliveryId, ...(tenant === undefined ? {} : { tenant }), replayed })}\n`);

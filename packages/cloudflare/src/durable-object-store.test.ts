@@ -2,7 +2,7 @@
 // the store's methods inside a test Worker, and a receiver in that Worker serves signed deliveries.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IdempotencyStore } from '@hookline/core';
-import { StoreDataError } from '@hookline/core/adapter';
+import { StoreDataError, StoreNotSetUpError } from '@hookline/core/adapter';
 import { describeStoreConformance } from '@hookline/testing/conformance';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
@@ -30,6 +30,8 @@ const mf = new Miniflare({
   durableObjects: {
     HOOKLINE_STORE: { className: 'InspectableStoreObject', useSQLite: true }, // SQLite-backed, as new classes are
     BROKEN_STORE: 'BrokenObject',
+    OTHER_OBJECT: 'OtherObject',
+    NO_FETCH_OBJECT: 'NoFetchObject',
   },
 });
 await mf.ready;
@@ -39,15 +41,18 @@ afterAll(() => mf.dispose());
 const nonFinite = (value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? { nonFinite: String(value) } : undefined);
 
 /** The store as the Worker sees it, each method one request to the test Worker. */
-function storeInWorker(state: { broken: boolean }): IdempotencyStore {
+function storeInWorker(state: { broken: boolean; binding?: string }): IdempotencyStore {
   const call = async (op: string, key: string, token: string, ms?: number, version?: number) => {
     const response = await mf.dispatchFetch(`http://worker.test/store/${op}`, {
       method: 'POST',
       // NaN and ±Infinity would arrive as null: sent as text, so the store in the Worker sees them as they are.
-      body: JSON.stringify({ key, token, ms, version: nonFinite(version) ?? version, broken: state.broken }),
+      body: JSON.stringify({ key, token, ms, version: nonFinite(version) ?? version, broken: state.broken, binding: state.binding }),
     });
-    const answer = (await response.json()) as { result?: unknown; error?: string; dataError?: boolean };
-    if (answer.error !== undefined) throw answer.dataError ? new StoreDataError(answer.error) : new Error(answer.error);
+    const answer = (await response.json()) as { result?: unknown; error?: string; dataError?: boolean; notSetUp?: boolean };
+    if (answer.error !== undefined) {
+      if (answer.dataError) throw new StoreDataError(answer.error);
+      throw answer.notSetUp ? new StoreNotSetUpError(answer.error) : new Error(answer.error);
+    }
     return answer.result;
   };
   return {
@@ -72,7 +77,8 @@ describe('durableObjectStore in workerd', () => {
         },
       };
     },
-    { rounds: 10, versions: true },
+    // Another class bound in the store's place.
+    { rounds: 10, versions: true, notSetUp: () => ({ store: storeInWorker({ broken: false, binding: 'OTHER_OBJECT' }) }) },
   );
 
   function signedDelivery(note: string) {
@@ -123,6 +129,30 @@ describe('durableObjectStore in workerd', () => {
     expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
     const runs = (await (await mf.dispatchFetch('http://worker.test/runs')).json()) as { deliveryId: string }[];
     expect(runs.filter((run) => run.deliveryId === delivery.deliveryId)).toHaveLength(1);
+  });
+
+  it('answers 500 CONFIGURATION_ERROR store_not_set_up, saying how to bind it, when the binding is missing or holds another class', async () => {
+    for (const [binding, why] of [
+      ['MISSING', /`client` is undefined, not a Durable Object namespace/],
+      ['OTHER_OBJECT', /is not HooklineStoreObject \(it answered 404/],
+      ['NO_FETCH_OBJECT', /is not HooklineStoreObject/],
+    ] as const) {
+      const delivery = signedDelivery('misbound');
+      const answer = await mf.dispatchFetch(`http://worker.test/misbound/${binding}`, {
+        method: 'POST',
+        body: delivery.body,
+        headers: delivery.headers,
+      });
+      const { error } = (await answer.json()) as { error: { code: string; message: string; details: unknown } };
+      expect([binding, answer.status, error.code, error.details]).toEqual([
+        binding,
+        500,
+        'CONFIGURATION_ERROR',
+        { reason: 'store_not_set_up' },
+      ]);
+      expect(error.message).toMatch(why);
+      expect(error.message).toContain("export { HooklineStoreObject } from '@hookline/cloudflare'");
+    }
   });
 
   it('has the object refuse a version that is not a finite number as data (422), recording nothing', async () => {

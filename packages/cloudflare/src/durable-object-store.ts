@@ -1,7 +1,25 @@
 import type { ClaimResult } from '@hookline/core';
-import { checkVersion, refuseRenamedOptions, StoreDataError, type VersionedStore } from '@hookline/core/adapter';
+import { checkVersion, refuseRenamedOptions, StoreDataError, StoreNotSetUpError, type VersionedStore } from '@hookline/core/adapter';
 import { objectStubs } from './object-stubs';
-import { DATA_ERROR_STATUS, keyProblem, type StoreOperation } from './protocol';
+import { DATA_ERROR_STATUS, keyProblem, OBJECT_HEADER, type StoreOperation } from './protocol';
+
+const BINDING_FIX =
+  "Bind the HooklineStoreObject class (wrangler: durable_objects.bindings [{ name = 'HOOKLINE_STORE', class_name = 'HooklineStoreObject' }] and a migration with new_sqlite_classes), export it from the Worker's entry module (export { HooklineStoreObject } from '@hookline/cloudflare'), and pass env.HOOKLINE_STORE as `client`.";
+
+function notTheStoreObject(what: string, cause?: unknown): StoreNotSetUpError {
+  return new StoreNotSetUpError(
+    `durableObjectStore: the Durable Object bound as \`client\` is not HooklineStoreObject (${what}). ${BINDING_FIX}`,
+    {
+      cause,
+    },
+  );
+}
+
+/** Whether `client` is a Durable Object namespace binding at all (a missing binding is `undefined`). */
+function isNamespace(client: unknown): client is DurableObjectNamespaceLike {
+  const candidate = client as Partial<DurableObjectNamespaceLike> | null | undefined;
+  return typeof candidate?.idFromName === 'function' && typeof candidate.get === 'function';
+}
 
 /** A Durable Object stub: what `namespace.get(id)` returns. */
 export interface DurableObjectStubLike {
@@ -45,7 +63,9 @@ export type DurableObjectStore = VersionedStore;
  *
  * An object that cannot be reached (overloaded, resetting) rejects the operation (the receiver answers
  * 503, the service retries); a key an object cannot hold (not well-formed Unicode, over 2027 bytes)
- * rejects with a `StoreDataError` (500). It offers the version records of ordering guards
+ * rejects with a `StoreDataError` (500); a `client` that is no namespace (the binding is missing) or
+ * whose objects are not `HooklineStoreObject` rejects with a `StoreNotSetUpError` (500
+ * CONFIGURATION_ERROR, saying how to bind it). It offers the version records of ordering guards
  * (`readVersion`, `advanceVersion`) too, kept apart from the claim records.
  *
  * @example
@@ -62,17 +82,31 @@ export function durableObjectStore(options: DurableObjectStoreOptions): DurableO
   const stubs = objectStubs(options.client, options.name ?? 'hookline', options.shards ?? 16, 'durableObjectStore');
 
   async function call<T>(op: StoreOperation, key: string, token: string, ms?: number, version?: number): Promise<T> {
+    if (!isNamespace(options.client)) {
+      throw new StoreNotSetUpError(
+        `durableObjectStore: \`client\` is ${typeof options.client}, not a Durable Object namespace. ${BINDING_FIX}`,
+      );
+    }
     const problem = keyProblem(key);
     if (problem !== undefined) throw new StoreDataError(`durableObjectStore: ${problem}`);
     // Checked here: JSON would carry NaN and ±Infinity to the object as null.
     if (op === 'advanceVersion') checkVersion(version, 'durableObjectStore');
     // The host is never resolved: a stub's fetch goes to its object.
-    const response = await stubs.forKey(key).fetch(`https://hookline-store/${op}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ op, key, token, ms, version }),
-    });
+    const response = await stubs
+      .forKey(key)
+      .fetch(`https://hookline-store/${op}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ op, key, token, ms, version }),
+      })
+      .catch((error: unknown) => {
+        // workerd's answer for a class with no fetch(): another class is bound in the store's place.
+        if (error instanceof Error && /does not export a fetch\(\) function/.test(error.message))
+          throw notTheStoreObject(error.message, error);
+        throw error;
+      });
     const text = await response.text();
+    if (response.headers.get(OBJECT_HEADER) === null) throw notTheStoreObject(`it answered ${response.status} without hookline's header`);
     if (response.status === DATA_ERROR_STATUS) throw new StoreDataError(`durableObjectStore: ${text}`);
     if (!response.ok) throw new Error(`durableObjectStore: the object answered ${response.status} to ${op}: ${text.slice(0, 200)}`);
     return JSON.parse(text) as T;

@@ -15,6 +15,12 @@ export interface StoreRequest {
   version?: number;
 }
 
+/**
+ * A header on every answer of the store's object: an answer without it came from another class bound
+ * in its place (the store throws StoreNotSetUpError).
+ */
+export const OBJECT_HEADER = 'x-hookline-store-object';
+
 /** The status the object answers a key it cannot hold with (the store throws StoreDataError). */
 export const DATA_ERROR_STATUS = 422;
 

@@ -2,7 +2,7 @@ import type { ClaimResult } from '@hookline/core';
 import { checkVersion, DEFAULT_RETENTION_MS, StoreDataError } from '@hookline/core/adapter';
 import type { JobRequest } from './job-protocol';
 import { serveJobRequest } from './job-records';
-import { DATA_ERROR_STATUS, keyProblem, type StoreRequest } from './protocol';
+import { DATA_ERROR_STATUS, keyProblem, OBJECT_HEADER, type StoreRequest } from './protocol';
 import { PURGE, type PurgeableRecord, purgeKey, writeRecord } from './record-storage';
 
 /** The part of a Durable Object's `ctx.storage` the object uses (the key-value API; both storage backends have it). */
@@ -49,7 +49,7 @@ interface VersionRecord {
 }
 
 function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', [OBJECT_HEADER]: '1' } });
 }
 
 function positive(value: unknown): number {

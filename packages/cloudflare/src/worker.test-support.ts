@@ -2,7 +2,7 @@
 // POST /webhooks, and the store's own methods at POST /store/<operation>, so the conformance suite can
 // call them from Node. Not published.
 import { createReceiver, type Receiver } from '@hookline/core';
-import { StoreDataError } from '@hookline/core/adapter';
+import { StoreDataError, StoreNotSetUpError } from '@hookline/core/adapter';
 import { type DurableObjectNamespaceLike, durableObjectStore } from './durable-object-store';
 
 import { type DurableObjectStateLike, HooklineStoreObject } from './store-object';
@@ -12,6 +12,10 @@ interface Env {
   HOOKLINE_STORE: DurableObjectNamespaceLike;
   /** An object whose every request throws: the store over it stands for an object that cannot answer. */
   BROKEN_STORE: DurableObjectNamespaceLike;
+  /** Another class's objects, bound where the store's should be (a misconfigured Worker). */
+  OTHER_OBJECT: DurableObjectNamespaceLike;
+  /** A class with no fetch() at all, bound where the store's should be. */
+  NO_FETCH_OBJECT: DurableObjectNamespaceLike;
 }
 
 /** The store's object, plus a read of what its storage holds about a key (POST /inspect). */
@@ -38,7 +42,19 @@ export class BrokenObject {
   }
 }
 
+/** The object bound as OTHER_OBJECT: some other Durable Object of the application. */
+export class OtherObject {
+  fetch(): Response {
+    return new Response('no such route', { status: 404 });
+  }
+}
+
+/** The object bound as NO_FETCH_OBJECT. */
+export class NoFetchObject {}
+
 const runs: { deliveryId: string; note: unknown }[] = [];
+/** Receivers over a binding that is missing or holds another class, by binding name. */
+const misbound = new Map<string, Receiver>();
 let receiver: Receiver | undefined;
 
 /** Made on the first request: bindings arrive with it, and Workers forbid I/O at global scope. */
@@ -58,16 +74,21 @@ function receiverFor(env: Env): Receiver {
 }
 
 async function storeCall(env: Env, op: string, request: Request): Promise<Response> {
-  const { key, token, ms, version, broken } = (await request.json()) as {
+  const { key, token, ms, version, broken, binding } = (await request.json()) as {
     key: string;
     token: string;
     ms?: number;
     version?: number | { nonFinite: string };
     broken?: boolean;
+    /** Another binding for `client` (OTHER_OBJECT, or one that does not exist). */
+    binding?: string;
   };
   // The test sends NaN and ±Infinity as text (JSON has no such numbers).
   const number = typeof version === 'object' && version !== null ? Number(version.nonFinite) : version;
-  const store = durableObjectStore({ client: broken ? env.BROKEN_STORE : env.HOOKLINE_STORE, shards: 4 });
+  const bindings = env as unknown as Record<string, DurableObjectNamespaceLike>;
+  const client =
+    binding === undefined ? (broken ? env.BROKEN_STORE : env.HOOKLINE_STORE) : (bindings[binding] as DurableObjectNamespaceLike);
+  const store = durableObjectStore({ client, shards: 4 });
   try {
     let result: unknown;
     if (op === 'claim') result = await store.claim(key, token, ms as number);
@@ -79,7 +100,10 @@ async function storeCall(env: Env, op: string, request: Request): Promise<Respon
     else return Response.json({ error: `unknown operation ${op}` }, { status: 404 });
     return Response.json({ result });
   } catch (error) {
-    return Response.json({ error: String(error), dataError: StoreDataError.is(error) }, { status: 500 });
+    return Response.json(
+      { error: String(error), dataError: StoreDataError.is(error), notSetUp: StoreNotSetUpError.is(error) },
+      { status: 500 },
+    );
   }
 }
 
@@ -87,6 +111,18 @@ export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const { pathname } = new URL(request.url);
     if (pathname === '/webhooks') return receiverFor(env).fetch(request);
+    if (pathname.startsWith('/misbound/')) {
+      // POST /misbound/<binding>: a receiver whose store's `client` is env[<binding>] (undefined when unbound).
+      const binding = pathname.slice('/misbound/'.length);
+      let misconfigured = misbound.get(binding);
+      if (misconfigured === undefined) {
+        const client = (env as unknown as Record<string, DurableObjectNamespaceLike>)[binding] as DurableObjectNamespaceLike;
+        misconfigured = createReceiver({ secret: env.WEBHOOK_SECRET, store: durableObjectStore({ client }), logger: false });
+        misconfigured.on('message.delivered', () => {});
+        misbound.set(binding, misconfigured);
+      }
+      return misconfigured.fetch(request);
+    }
     if (pathname === '/runs') return Response.json(runs);
     if (pathname === '/inspect') {
       // Every shard's object (the test worker's stores use 4), as the key's shard is the store's business.

@@ -47,6 +47,7 @@ export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
 // Stores
 export {
   StoreDataError,
+  StoreNotSetUpError,
   checkVersion,
   type IdempotencyStore,
   type VersionedStore,
@@ -69,6 +70,7 @@ export {
   queuedDeliveryJson,
   scopedDeliveryId,
 } from './queue';
+export { splitScopedId, tenantScope, tenantOfScope } from './store-keys';
 export { queueJobEntry, type QueueJobEntry } from './receiver-entry';
 export { withinTime } from './within-time';
 export { wakeablePause } from './wakeable-pause';

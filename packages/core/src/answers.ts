@@ -153,6 +153,18 @@ export function storeDataError(cause: unknown): HooklineError {
   });
 }
 
+/**
+ * The store lacks its table, schema or binding (a StoreNotSetUpError): 500 CONFIGURATION_ERROR, since
+ * no retry can succeed until the deployment is fixed. The store's message names what is missing and
+ * the fix; the answer reaches only a sender whose signature verified.
+ */
+export function storeNotSetUp(cause: Error): HooklineError {
+  return refuse('CONFIGURATION_ERROR', `The idempotency store is not set up, so no delivery can be processed: ${cause.message}`, {
+    details: { reason: 'store_not_set_up' },
+    cause,
+  });
+}
+
 /** The handlers outran the deadline: 503; they go on running and the next attempt sees the outcome. */
 export function deadlinePassed(deadlineMs: number): HooklineError {
   return refuse(

@@ -12,7 +12,7 @@ import {
   STORE_CHANNEL,
   type StoreOperationMessage,
 } from './diagnostics';
-import { type DeliveryQueue, type QueuedDelivery, queuedDeliveryJson } from './queue';
+import { type DeliveryQueue, type QueuedDelivery, queuedDeliveryJson, scopedDeliveryId } from './queue';
 import { memoryStore } from './memory-store';
 import { createReceiver } from './receiver';
 import { envelope, SECRET, signed } from './test-support';
@@ -54,7 +54,7 @@ describe('the queued job', () => {
     const [job] = jobs;
     expect(json[0]).toContain(`{"delivery":${text},`);
     expect(JSON.parse(json[0] as string)).toEqual({ ...job, delivery: JSON.parse(text) });
-    expect(job?.scope).toBe('acme:');
+    expect(job?.scope).toBe('tenant:acme:');
   });
 
   it('leaves that JSON out of what a spread or JSON.stringify of the job sees, and serialises a job made elsewhere as it is', async () => {
@@ -88,7 +88,7 @@ describe('the queued job', () => {
     await createReceiver({ secret: () => ({ tenant: 'acme', secret: SECRET }), queue: tenants.queue })
       .on('*', () => {})
       .handle(signed(envelope()));
-    expect(tenants.jobs[0]?.scope).toBe('acme:');
+    expect(tenants.jobs[0]?.scope).toBe('tenant:acme:');
   });
 
   it('carries the traceparent and tracestate a tracer set at receipt, and neither when none was set', async () => {
@@ -255,7 +255,7 @@ describe('a delivery queued before', () => {
       name: 'stateful',
       async enqueue(job) {
         if (down) throw new Error('queue down');
-        const id = (job.scope ?? '') + job.delivery.deliveryId;
+        const id = scopedDeliveryId(job);
         enqueued.push(id);
         const state = states.get(id);
         if (state !== undefined && state !== 'dead') return { duplicate: true };

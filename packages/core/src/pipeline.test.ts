@@ -311,7 +311,7 @@ describe('answer-fast mode', () => {
     expect((await receiver.handle(signed(body))).status).toBe(202);
     receiver.work();
     await queue.runAll();
-    expect(claimed).toEqual([`app:work:acme:${body.deliveryId}`]);
+    expect(claimed).toEqual([`app:work:tenant:acme:${body.deliveryId}`]);
 
     const failing = createReceiver({ secret: SECRET, queue: memoryQueue({ failEnqueue: true }) }).onError(() => {});
     failing.on('*', () => {});

@@ -9,8 +9,9 @@ export interface QueuedDelivery {
   /** The verified envelope: event, deliveryId, timestamp, data. */
   delivery: Delivery<string, unknown>;
   /**
-   * The tenant's key scope ('' with static secrets; `<tenant>:` with a per-tenant resolver): two
-   * tenants may send the same deliveryId, so a backend de-duplicates on `scope + deliveryId`.
+   * The tenant's key scope ('' with static secrets; `tenant:<tenant>:` with a per-tenant resolver,
+   * the tenant escaped): two tenants may send the same deliveryId, so a backend de-duplicates on
+   * `scopedDeliveryId()`, which no tenant id or deliveryId can make meet another's. Opaque to a backend.
    */
   scope?: string;
   /** When the receiver got the request, in milliseconds since the epoch. */
@@ -63,8 +64,9 @@ export interface QueueWorker {
 export interface DeadLetter {
   deliveryId: string;
   /**
-   * The tenant's key scope the delivery was received under (`'<tenant>:'` with a per-tenant secret
-   * resolver), absent with static secrets. Two tenants' dead letters of one deliveryId differ here.
+   * The tenant's key scope the delivery was received under (`'tenant:<tenant>:'` with a per-tenant
+   * secret resolver, the tenant escaped), absent with static secrets. Two tenants' dead letters of one
+   * deliveryId differ here. `tenantOfScope()` from `@hookline/core/adapter` reads the tenant back.
    */
   scope?: string;
   event: string;
@@ -79,9 +81,14 @@ export interface DeadLetter {
 /** Which dead letter to replay: what `deadLetters()` listed, or a bare deliveryId (no scope). */
 export type DeadLetterRef = Pick<DeadLetter, 'deliveryId' | 'scope'> | string;
 
-/** The scoped id a queue de-duplicates on: `(scope ?? '') + deliveryId`. */
-export function scopedDeliveryId(ref: DeadLetterRef): string {
-  return typeof ref === 'string' ? ref : (ref.scope ?? '') + ref.deliveryId;
+/**
+ * The scoped id a queue de-duplicates on (and names its job by): `(scope ?? '') + deliveryId`. A
+ * receiver's scopes end at their first ':' after their tag (store-keys.ts), so two different (scope,
+ * deliveryId) pairs never give one id; `splitScopedId()` reads it back.
+ */
+export function scopedDeliveryId(ref: DeadLetterRef | Pick<QueuedDelivery, 'delivery' | 'scope'>): string {
+  if (typeof ref === 'string') return ref;
+  return (ref.scope ?? '') + ('delivery' in ref ? ref.delivery.deliveryId : ref.deliveryId);
 }
 
 /**
@@ -100,7 +107,7 @@ export interface DeliveryQueue {
    */
   readonly commandTimeoutMs?: number;
   /**
-   * Writes the job durably and resolves only then. Idempotent on `(scope ?? '') + delivery.deliveryId`:
+   * Writes the job durably and resolves only then. Idempotent on the job's `scopedDeliveryId()`:
    * enqueueing one the queue already holds (waiting, delayed, running or completed) resolves with
    * `{ duplicate: true }` and adds no second job. One the queue holds as a dead letter is put back
    * with a fresh set of tries and answers `{ duplicate: false }`: the service's replay of a delivery

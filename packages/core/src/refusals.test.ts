@@ -172,7 +172,7 @@ describe('per-tenant resolvers', () => {
     await receiver.handle(signed(body, { secret: 'whsec_b', headers: { 'x-tenant': 'b' } }));
     expect(keys[0]).toBe(keys[1]);
     expect(keys[2]).not.toBe(keys[0]);
-    for (const key of keys) expect(key).toMatch(new RegExp(`^hookline:s[0-9a-z]+:${body.deliveryId}$`));
+    for (const key of keys) expect(key).toMatch(new RegExp(`^hookline:secret:s[0-9a-z]+:${body.deliveryId}$`));
   });
 });
 

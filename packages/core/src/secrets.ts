@@ -7,7 +7,7 @@ import type { ReceiverInput } from './receiver';
 import type { ReceiverState } from './receiver-state';
 import { readHeader } from './headers';
 import { reportError } from './receiver-state';
-import { tenantScope } from './store-keys';
+import { fingerprintScope, tenantScope } from './store-keys';
 
 /** One signing secret, or several while rotating (any may match; the context says which did). */
 export type SecretValue = string | readonly string[];
@@ -22,7 +22,8 @@ export interface SecretRequest {
 
 /**
  * A resolver's answer that names the tenant: its deliveries are de-duplicated in a key space of their
- * own (`namespace + tenant + ':' + deliveryId`), stable across secret rotations.
+ * own (`<namespace>tenant:<tenant>:<deliveryId>`, the tenant escaped so that no tenant id or deliveryId
+ * can reach another tenant's keys), stable across secret rotations. Any non-empty string is a tenant id.
  */
 export interface TenantSecret {
   tenant: string;
@@ -53,7 +54,7 @@ export function normaliseSecrets(secret: SecretValue, where: string): readonly s
 /** The secrets a request may be signed with, and the tenant scope its store keys get. */
 export interface RequestSecrets {
   secrets: readonly string[];
-  /** '' for static secrets; `<tenant>:` for a per-tenant resolver, so tenants never share a key space. */
+  /** '' for static secrets; a per-tenant resolver's tenant scope (store-keys.ts), so tenants never share a key space. */
   scope: string;
 }
 
@@ -109,5 +110,5 @@ export async function resolveRequestSecrets(state: ReceiverState, input: Receive
       'The secret resolver returned an empty tenant; return { tenant, secret } with a non-empty tenant id.',
     );
   }
-  return { secrets, scope: tenantScope(tenant ?? fingerprint(secrets[0] as string)) };
+  return { secrets, scope: tenant === undefined ? fingerprintScope(fingerprint(secrets[0] as string)) : tenantScope(tenant) };
 }

@@ -22,7 +22,8 @@ export interface TransactionCompletion {
 /**
  * Where the receiver remembers deliveries (docs/ARCHITECTURE.md, "The store contract"). Implementations must make
  * `claim` atomic, measure expiry on their own clock, and throw (or reject) on backend errors, never
- * turning one into a state. A store may answer synchronously (the memory store does, which keeps the
+ * turning one into a state (a `StoreDataError` for data the backend refuses, a `StoreNotSetUpError` for
+ * a table or binding that is missing). A store may answer synchronously (the memory store does, which keeps the
  * receiver's hot path free of promise turns); callers must accept both. `@hookline/testing/conformance`
  * exports the conformance suite every store must pass.
  */
@@ -93,6 +94,33 @@ export class StoreDataError extends Error {
   /** True for a StoreDataError from any copy of the package. */
   static is(value: unknown): value is StoreDataError {
     return typeof value === 'object' && value !== null && (value as { [STORE_DATA_ERROR]?: unknown })[STORE_DATA_ERROR] === true;
+  }
+}
+
+const STORE_NOT_SET_UP = Symbol.for('hookline.store-not-set-up-error');
+
+/**
+ * Thrown (or rejected with) by a store whose backend lacks what the store needs and cannot make on
+ * its own: a table or schema nobody created (`setup()` not run, a migration not applied), a database
+ * that does not exist, a binding the platform was not given. Each store recognises its own driver's
+ * answer (PostgreSQL 42P01/3F000, MySQL ER_NO_SUCH_TABLE/ER_BAD_DB_ERROR, SQLite "no such table",
+ * DynamoDB ResourceNotFoundException, a Durable Object binding that is missing or of another class)
+ * and says in the message what to do (`await store.setup()`). The receiver answers 500
+ * CONFIGURATION_ERROR with the reason `store_not_set_up`, not 503 "store unavailable": no retry can
+ * succeed until someone fixes the deployment, and the message says how. Without a `logger` it is
+ * written to `console.warn` once (then counted once a minute), not as a driver error per delivery.
+ */
+export class StoreNotSetUpError extends Error {
+  readonly [STORE_NOT_SET_UP] = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreNotSetUpError';
+  }
+
+  /** True for a StoreNotSetUpError from any copy of the package. */
+  static is(value: unknown): value is StoreNotSetUpError {
+    return typeof value === 'object' && value !== null && (value as { [STORE_NOT_SET_UP]?: unknown })[STORE_NOT_SET_UP] === true;
   }
 }
 

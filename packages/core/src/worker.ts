@@ -7,6 +7,7 @@
  */
 import { type DeliveryTrace, startTrace } from './diagnostics';
 import { refuse } from './answers';
+import { HooklineError } from './errors';
 import { runTrusted } from './pipeline';
 import type { JobResult, QueuedDelivery, QueueJob, QueueWorker } from './queue';
 import { type ReceiverState, reportError } from './receiver-state';
@@ -87,8 +88,13 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
       if (refusal?.kind === 'wait') return waitFor(refusal, deliveryId, result.claims);
       throw failureOf(result.error);
     }
-    default:
-      throw new Error(`hookline: ${deliveryId} was not processed (the store failed); retry later`);
+    default: {
+      // The claim failed. A store that is not set up says so and names the fix: the queue keeps the
+      // message as the dead letter's last error.
+      const { error } = result;
+      const why = HooklineError.is(error) && error.code === 'CONFIGURATION_ERROR' ? error.message : 'the store failed';
+      throw new Error(`hookline: ${deliveryId} was not processed (${why}); retry later`);
+    }
   }
 }
 

@@ -108,7 +108,16 @@ describe('dynamoDbStore', () => {
         breakBackend: () => dynamo.breakEndpoint(),
       };
     },
-    { shortMs: 300, rounds: 10, versions: true },
+    {
+      shortMs: 300,
+      rounds: 10,
+      versions: true,
+      // A table nobody created: setup() never ran.
+      notSetUp: () => {
+        const dynamo = client();
+        return { store: dynamoDbStore({ client: withAllOld(dynamo), table: `${tableName}-never` }), cleanup: () => dynamo.destroy() };
+      },
+    },
   );
 
   describeStoreConformance(

@@ -6,6 +6,7 @@ import {
   positiveMs,
   refuseRenamedOptions,
   StoreDataError,
+  StoreNotSetUpError,
   type VersionedStore,
   wellFormedKey,
 } from '@hookline/core/adapter';
@@ -113,12 +114,26 @@ function errorName(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null ? (error as { name?: string }).name : undefined;
 }
 
-/** A validation error is about the request's data (a key DynamoDB cannot hold): a bug, not an outage. */
-function rethrown(error: unknown): never {
-  if (errorName(error) === 'ValidationException') {
-    throw new StoreDataError(`dynamoDbStore: DynamoDB refused the request: ${(error as Error).message}`, { cause: error });
-  }
-  throw error;
+/**
+ * DynamoDB's error as the receiver should see it, thrown: a validation error is about the request's
+ * data (a key DynamoDB cannot hold), a bug, not an outage (StoreDataError); a table that is not there
+ * (ResourceNotFoundException: never created, or another region or account) is a configuration error
+ * with its fix (StoreNotSetUpError); anything else as it is.
+ */
+function rethrowerFor(tableName: string): (error: unknown) => never {
+  return (error) => {
+    const message = error instanceof Error ? error.message : String(error);
+    if (errorName(error) === 'ValidationException') {
+      throw new StoreDataError(`dynamoDbStore: DynamoDB refused the request: ${message}`, { cause: error });
+    }
+    if (errorName(error) === 'ResourceNotFoundException') {
+      throw new StoreNotSetUpError(
+        `dynamoDbStore: the table ${JSON.stringify(tableName)} was not found (${message}). Run \`await store.setup()\` once (it creates the table), or create it with partition key pk (a string); check the client's region and account.`,
+        { cause: error },
+      );
+    }
+    throw error;
+  };
 }
 
 const conditionFailed = (error: unknown): boolean => errorName(error) === 'ConditionalCheckFailedException';
@@ -132,7 +147,8 @@ const conditionFailed = (error: unknown): boolean => errorName(error) === 'Condi
  * conditional `UpdateItem` each, on the owner's token. A delivery is two round trips: claim, complete.
  *
  * Throttling and network errors reject (the receiver answers 503, the service retries); a key DynamoDB
- * cannot hold (over 2039 bytes, not well-formed Unicode) rejects with a `StoreDataError` (500). It
+ * cannot hold (over 2039 bytes, not well-formed Unicode) rejects with a `StoreDataError` (500), and a
+ * table that is not there with a `StoreNotSetUpError` (500 CONFIGURATION_ERROR, naming `setup()`). It
  * offers the version records of ordering guards too (`readVersion`, `advanceVersion`), as items of their own.
  *
  * @example
@@ -149,6 +165,7 @@ export function dynamoDbStore(options: DynamoDbStoreOptions): DynamoDbStore {
   if (typeof tableName !== 'string' || tableName.length === 0) throw new TypeError('dynamoDbStore: table is required');
   const keep = ms('keepMs', options.keepMs ?? DEFAULT_RETENTION_MS);
   const now = options.now ?? Date.now;
+  const rethrown = rethrowerFor(tableName);
 
   /** One conditional update on the owner's token; false when the token does not hold the lease. */
   async function owned(key: string, token: string, update: string, values: Record<string, AttributeValue>): Promise<boolean> {

@@ -148,7 +148,16 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
           },
         };
       },
-      prepared ? { concurrency: 32, versions: true } : { rounds: 5, versions: true },
+      {
+        ...(prepared ? { concurrency: 32 } : { rounds: 5 }),
+        versions: true,
+        // A table nobody created (setup() never ran); with text statements, a database nobody created.
+        notSetUp: () => {
+          const pool = newPool();
+          const location = prepared ? { table: `${table}_never` } : { schema: `${table}_never` };
+          return { store: mysqlStore({ client: pool, ...location, preparedStatements: prepared }), cleanup: () => pool.end() };
+        },
+      },
     );
   }
 
@@ -168,7 +177,13 @@ describe.skipIf(!server.reachable)('mysqlStore', () => {
         },
       };
     },
-    { rounds: 5 },
+    {
+      rounds: 5,
+      notSetUp: () => {
+        const pool = newPool();
+        return { store: alwaysBatched(store(pool, { table: `${table}_never`, batchConcurrency: 1 })), cleanup: () => pool.end() };
+      },
+    },
   );
 
   it('sends completions that arrive together in fewer statements, each answered as its own', async () => {

@@ -12,6 +12,7 @@ import {
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { MAX_KEY_BYTES, MAX_TOKEN_BYTES, qualifiedTable, schemaSql, type TableLocation } from './schema';
 import { MAX_CLAIM_BATCH, OUTCOME, PRUNE_CHUNK, statements } from './statements';
+import { asStoreError, ER_LOCK_DEADLOCK, errno, rethrowStoreError } from './store-errors';
 import { lendsConnections, mysqlTransaction } from './transaction';
 import { versionRecords, versionsSchemaSql } from './versions';
 
@@ -101,13 +102,7 @@ function padded<T>(items: T[], size: number): T[] {
   return items.length >= size ? items : [...items, ...Array.from({ length: size - items.length }, () => last)];
 }
 
-// MySQL error numbers: a deadlock rolled the statement back (safe to send again); the data itself
-// was refused (too long, out of range, wrong value).
-const ER_LOCK_DEADLOCK = 1213;
-const DATA_ERRORS = new Set([1264, 1292, 1366, 1406]);
 const DEADLOCK_TRIES = 4;
-
-const errno = (error: unknown): number | undefined => (error as { errno?: number } | null)?.errno;
 
 /**
  * An idempotency store in MySQL 8 or MariaDB 10.11+, shared by every receiver process that uses the
@@ -117,7 +112,8 @@ const errno = (error: unknown): number | undefined => (error as { errno?: number
  * queue, so exactly one acquires. Under load, claims of new keys are inserted many to a statement, and
  * a key that had a row is then claimed alone. `complete`, `release` and `extend` are `UPDATE … WHERE`
  * the row still holds the caller's token. Errors reject the operation's promise, which the receiver
- * answers 503.
+ * answers 503; a table or database that is not there (`setup()` never ran) rejects with a
+ * `StoreNotSetUpError`, answered 500 CONFIGURATION_ERROR.
  *
  * @example
  * import mysql from 'mysql2/promise';
@@ -170,10 +166,7 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
         // InnoDB may pick a claim of a brand-new key as a deadlock victim when others insert the same
         // key at once; the statement was rolled back whole, so it is sent again.
         if (errno(error) === ER_LOCK_DEADLOCK && tries < DEADLOCK_TRIES) continue;
-        if (DATA_ERRORS.has(errno(error) ?? 0)) {
-          throw new StoreDataError(`mysqlStore: the database refused the data: ${(error as Error).message}`, { cause: error });
-        }
-        throw error;
+        throw asStoreError(error);
       }
     }
   }
@@ -240,7 +233,8 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
   async function claim(key: string, token: string, leaseMs: number): Promise<ClaimResult> {
     const k = bytes('key', key, MAX_KEY_BYTES);
     const t = bytes('token', token, MAX_TOKEN_BYTES);
-    return await claimQueued({ key: k, token: t, lease: ms('leaseMs', leaseMs) });
+    // A batch's error reaches each of its claims as the driver gave it: mapped here.
+    return await claimQueued({ key: k, token: t, lease: ms('leaseMs', leaseMs) }).catch(rethrowStoreError);
   }
 
   const owned = (key: string, token: string) => [bytes('key', key, MAX_KEY_BYTES), bytes('token', token, MAX_TOKEN_BYTES)];
@@ -307,7 +301,9 @@ export function mysqlStore(options: MysqlStoreOptions): MysqlStore {
     ...transaction,
     async complete(key, token, retentionMs) {
       const retention = ms('retentionMs', retentionMs);
-      return complete({ key: bytes('key', key, MAX_KEY_BYTES), token: bytes('token', token, MAX_TOKEN_BYTES), retention });
+      return complete({ key: bytes('key', key, MAX_KEY_BYTES), token: bytes('token', token, MAX_TOKEN_BYTES), retention }).catch(
+        rethrowStoreError,
+      );
     },
     async release(key, token) {
       return (await run(sql.release, [keep, ...owned(key, token)])).affectedRows === 1;

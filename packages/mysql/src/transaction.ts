@@ -4,6 +4,7 @@
 // InnoDB as the store's: one InnoDB transaction commits every table it wrote at once, or none.
 import type { TransactionCompletion } from '@hookline/core/adapter';
 import type { MysqlValue } from './mysql-pool';
+import { asStoreError } from './store-errors';
 
 /** A connection lent by a `mysql2/promise` Pool: what the handler gets as `context.transaction`. */
 export interface MysqlPoolConnectionLike {
@@ -87,7 +88,7 @@ export function mysqlTransaction(
         completed = Number((header as { affectedRows?: unknown }).affectedRows ?? 0) === 1;
       } catch (error) {
         await rollback();
-        throw error;
+        throw asStoreError(error);
       }
       if (!completed) {
         await rollback();
@@ -99,7 +100,7 @@ export function mysqlTransaction(
           await send(advance.sql, advance.values);
         } catch (error) {
           await rollback();
-          throw error;
+          throw asStoreError(error);
         }
       }
       try {

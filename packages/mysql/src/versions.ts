@@ -2,9 +2,10 @@
 // store's (`<table>_versions`, created by `setup()`): one row per resource and guarded handler,
 // its highest version processed (a DOUBLE: the JavaScript number, compared exactly), kept until
 // `expires_at` (milliseconds since the epoch on the database clock, as the store's other times).
-import { checkVersion, positiveMs, StoreDataError } from '@hookline/core/adapter';
+import { checkVersion, positiveMs, StoreNotSetUpError } from '@hookline/core/adapter';
 import type { MysqlQueryable, MysqlValue } from './mysql-pool';
 import { DEFAULT_TABLE, MAX_KEY_BYTES, quoteIdentifier, type TableLocation } from './schema';
+import { asStoreError, ER_LOCK_DEADLOCK, ER_NO_SUCH_TABLE, errno } from './store-errors';
 
 const NOW = "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000)";
 
@@ -47,10 +48,6 @@ ON DUPLICATE KEY UPDATE
   };
 }
 
-const ER_NO_SUCH_TABLE = 1146;
-const ER_LOCK_DEADLOCK = 1213;
-const DATA_ERRORS = new Set([1264, 1292, 1366, 1406]);
-
 /** `readVersion`, `advanceVersion` and the version table's share of `prune()`. */
 export function versionRecords(options: {
   pool: MysqlQueryable;
@@ -72,11 +69,8 @@ export function versionRecords(options: {
         const [result] = prepared ? await pool.execute({ sql: text, timeout }, values) : await pool.query({ sql: text, timeout }, values);
         return result;
       } catch (error) {
-        const errno = (error as { errno?: number } | null)?.errno ?? 0;
-        if (errno === ER_LOCK_DEADLOCK && tries < 4) continue;
-        if (DATA_ERRORS.has(errno))
-          throw new StoreDataError(`mysqlStore: the database refused the data: ${(error as Error).message}`, { cause: error });
-        throw error;
+        if (errno(error) === ER_LOCK_DEADLOCK && tries < 4) continue;
+        throw asStoreError(error);
       }
     }
   }
@@ -109,7 +103,7 @@ export function versionRecords(options: {
         try {
           affected = Number(((await send(statements().prune, [])) as { affectedRows?: unknown }).affectedRows ?? 0);
         } catch (error) {
-          if ((error as { errno?: number } | null)?.errno === ER_NO_SUCH_TABLE) return deleted;
+          if (errno(error) === ER_NO_SUCH_TABLE || StoreNotSetUpError.is(error)) return deleted;
           throw error;
         }
         deleted += affected;

@@ -1,4 +1,4 @@
-import type { DeadLetter, QueuedDelivery } from '@hookline/core/adapter';
+import { type DeadLetter, type QueuedDelivery, scopedDeliveryId } from '@hookline/core/adapter';
 import { jobIdFor } from './job-id';
 
 /** A failed job row as the dead-letter query reads it. */
@@ -13,7 +13,7 @@ export interface FailedRow {
 
 /**
  * A failed job as `deadLetters()` lists it. The deliveryId and scope come from the payload when they
- * give back the job's id (UUID v5 of `scope + deliveryId`, which `replay` looks up); otherwise (a
+ * give back the job's id (UUID v5 of their `scopedDeliveryId`, which `replay` looks up); otherwise (a
  * corrupt payload, or a job this package did not name) the job's id stands as the deliveryId, and
  * `replay` finds the job by it.
  */
@@ -23,7 +23,7 @@ export function deadLetterOf(row: FailedRow): DeadLetter {
   const sent = typeof delivery?.deliveryId === 'string' ? delivery.deliveryId : undefined;
   const scope = typeof payload?.scope === 'string' && payload.scope !== '' ? payload.scope : undefined;
   const named =
-    sent !== undefined && jobIdFor((scope ?? '') + sent) === row.id
+    sent !== undefined && jobIdFor(scopedDeliveryId({ deliveryId: sent, scope })) === row.id
       ? scope === undefined
         ? { deliveryId: sent }
         : { deliveryId: sent, scope }

@@ -188,7 +188,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
         (async () => {
           const boss = await ready();
           const wrapper = db === undefined ? {} : { db: { executeSql: (text: string, values: unknown[]) => db.query(text, values) } };
-          const id = jobIdFor((job.scope ?? '') + job.delivery.deliveryId);
+          const id = jobIdFor(scopedDeliveryId(job));
           // pg-boss inserts with ON CONFLICT DO NOTHING and answers null when the id was taken.
           if ((await boss.send(name, job as unknown as object, { ...jobOptions, id, ...wrapper })) !== null) return { duplicate: false };
           // Taken: a dead letter is started over with this payload (the service replayed a delivery

@@ -1,4 +1,4 @@
-import { StoreDataError, wellFormedKey } from '@hookline/core/adapter';
+import { StoreDataError, StoreNotSetUpError, wellFormedKey } from '@hookline/core/adapter';
 
 /** What pg puts on a server error: the SQLSTATE. */
 const sqlState = (error: unknown): string => String((error as { code?: unknown } | null)?.code ?? '');
@@ -14,11 +14,30 @@ export function isDataException(error: unknown): boolean {
   return state.startsWith('22') || state.startsWith('54');
 }
 
-/** A data exception as a StoreDataError (the receiver answers 500, not 503); anything else as it is. */
-export function asStoreDataError(error: unknown): unknown {
-  if (!isDataException(error)) return error;
+/** A table or schema that is not there: undefined_table (42P01), invalid_schema_name (3F000). */
+const NOT_SET_UP = new Set(['42P01', '3F000']);
+
+/**
+ * A store error as the receiver should see it: a missing table or schema as a StoreNotSetUpError (500
+ * CONFIGURATION_ERROR, with the fix), a data exception as a StoreDataError (500, not 503); anything
+ * else as it is.
+ */
+export function asStoreError(error: unknown): unknown {
+  const state = sqlState(error);
   const message = error instanceof Error ? error.message : String(error);
-  return new StoreDataError(`postgresStore: the database refused the key (SQLSTATE ${sqlState(error)}): ${message}`, { cause: error });
+  if (NOT_SET_UP.has(state)) {
+    return new StoreNotSetUpError(
+      `postgresStore: ${message} (SQLSTATE ${state}). Run \`await store.setup()\` once at start-up: it creates the schema and the tables (or apply schemaSql() in a migration).`,
+      { cause: error },
+    );
+  }
+  if (!isDataException(error)) return error;
+  return new StoreDataError(`postgresStore: the database refused the key (SQLSTATE ${state}): ${message}`, { cause: error });
+}
+
+/** `asStoreError`, thrown: for a promise's `catch`. */
+export function rethrowStoreError(error: unknown): never {
+  throw asStoreError(error);
 }
 
 /**

@@ -112,23 +112,39 @@ describe.skipIf(!server.reachable)('postgresStore', () => {
         },
       };
     },
-    { versions: true },
+    {
+      versions: true,
+      // A table nobody created (setup() never ran); the batched suite below uses a schema nobody created.
+      notSetUp: () => {
+        const pool = newPool();
+        return { store: postgresStore({ client: pool, schema, table: 'never_set_up' }), cleanup: () => pool.end() };
+      },
+    },
   );
 
-  describeStoreConformance('postgresStore (batch statements)', () => {
-    const pool = newPool();
-    let ended = false;
-    return {
-      store: alwaysBatched(postgresStore({ client: pool, schema })),
-      breakBackend: async () => {
-        ended = true;
-        await pool.end();
+  describeStoreConformance(
+    'postgresStore (batch statements)',
+    () => {
+      const pool = newPool();
+      let ended = false;
+      return {
+        store: alwaysBatched(postgresStore({ client: pool, schema })),
+        breakBackend: async () => {
+          ended = true;
+          await pool.end();
+        },
+        cleanup: async () => {
+          if (!ended) await pool.end();
+        },
+      };
+    },
+    {
+      notSetUp: () => {
+        const pool = newPool();
+        return { store: alwaysBatched(postgresStore({ client: pool, schema: `${schema}_never` })), cleanup: () => pool.end() };
       },
-      cleanup: async () => {
-        if (!ended) await pool.end();
-      },
-    };
-  });
+    },
+  );
 
   describeStoreConformance(
     'postgresStore (no prepared statements)',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ClaimResult } from '@hookline/core';
 import { batchQueue, DEFAULT_RETENTION_MS, positiveMs, refuseRenamedOptions, type VersionedStore } from '@hookline/core/adapter';
-import { asStoreDataError, checkKey, isDataException } from './data-errors';
+import { asStoreError, checkKey, isDataException, rethrowStoreError } from './data-errors';
 import type { PgPoolLike } from './pg-pool';
 import { qualifiedTable, qualifiedVersionsTable, schemaSql, type TableLocation } from './schema';
 import { statements } from './statements';
@@ -94,7 +94,8 @@ interface Operation {
  * either as our lease (when free) or as itself, and the returned row tells which. Under load, claims
  * (and completions) that arrive together share one statement and one commit. Errors reject the
  * operation's promise, which the receiver answers 503 (the service retries); a key the database
- * refuses (a data error) rejects with a `StoreDataError`, answered 500.
+ * refuses (a data error) rejects with a `StoreDataError`, answered 500, and a table or schema that is
+ * not there (`setup()` never ran) with a `StoreNotSetUpError`, answered 500 CONFIGURATION_ERROR.
  *
  * @example
  * import pg from 'pg';
@@ -141,7 +142,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     try {
       return await query;
     } catch (error) {
-      throw asStoreDataError(error);
+      throw asStoreError(error);
     }
   };
 
@@ -188,11 +189,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   return {
     table,
+    // A batch's error reaches each of its operations as the driver gave it: mapped here.
     async claim(key, token, leaseMs) {
-      return claim({ key: checkKey(key), token, ms: ms('leaseMs', leaseMs) });
+      return claim({ key: checkKey(key), token, ms: ms('leaseMs', leaseMs) }).catch(rethrowStoreError);
     },
     async complete(key, token, retentionMs) {
-      return complete({ key: checkKey(key), token, ms: ms('retentionMs', retentionMs) });
+      return complete({ key: checkKey(key), token, ms: ms('retentionMs', retentionMs) }).catch(rethrowStoreError);
     },
     async release(key, token) {
       const result = await one(pool.query({ ...q.release, values: [checkKey(key), token, keep] }));

@@ -4,7 +4,7 @@
 // in the same database and the same transaction: PostgreSQL commits every table a transaction wrote
 // at once, or none of them.
 import { positiveMs, type TransactionCompletion } from '@hookline/core/adapter';
-import { asStoreDataError, checkKey } from './data-errors';
+import { asStoreError, checkKey } from './data-errors';
 
 /** A connection lent by a pg Pool (`pool.connect()`): what the handler gets as `context.transaction`. */
 export interface PgPoolClientLike {
@@ -95,7 +95,7 @@ export function pgTransaction(
         completed = result.rowCount === 1;
       } catch (error) {
         await rollback();
-        throw asStoreDataError(error);
+        throw asStoreError(error);
       }
       if (!completed) {
         await rollback();
@@ -107,7 +107,7 @@ export function pgTransaction(
           await client.query(advanceVersion);
         } catch (error) {
           await rollback();
-          throw asStoreDataError(error);
+          throw asStoreError(error);
         }
       }
       try {

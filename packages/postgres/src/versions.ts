@@ -2,7 +2,7 @@
 // store's (`<table>_versions`, created by schemaSql/setup): one row per resource and guarded
 // handler, holding the highest version processed, kept until `expires_at` on the database clock.
 import { checkVersion, positiveMs } from '@hookline/core/adapter';
-import { asStoreDataError, checkKey } from './data-errors';
+import { asStoreError, checkKey } from './data-errors';
 import type { PgPoolLike } from './pg-pool';
 
 const NOW = 'statement_timestamp()';
@@ -56,7 +56,7 @@ export function versionRecords(
     try {
       return await query();
     } catch (error) {
-      throw asStoreDataError(error);
+      throw asStoreError(error);
     }
   };
   /**

@@ -1,5 +1,12 @@
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { DEFAULT_RETENTION_MS, positiveMs, refuseRenamedOptions, StoreDataError, wellFormedKey } from '@hookline/core/adapter';
+import {
+  DEFAULT_RETENTION_MS,
+  positiveMs,
+  refuseRenamedOptions,
+  StoreDataError,
+  StoreNotSetUpError,
+  wellFormedKey,
+} from '@hookline/core/adapter';
 import { openNodeSqlite, type SqliteDatabaseLike, type SqliteStatementLike, type SqliteValue } from './database';
 import { DEFAULT_TABLE, quoteIdentifier, schemaSql } from './schema';
 import { statements } from './statements';
@@ -100,8 +107,18 @@ function isDataError(error: unknown): boolean {
   return /SQLITE_TOOBIG|SQLITE_MISMATCH|string or blob too big/i.test(text);
 }
 
-/** The error an operation is rejected with: data errors as StoreDataError, anything else as it came. */
+/**
+ * The error an operation is rejected with: data errors as StoreDataError; a table that is gone as
+ * StoreNotSetUpError (500 CONFIGURATION_ERROR: the store made it when it opened, so something dropped
+ * it since); anything else as it came.
+ */
 function rejection(error: unknown): unknown {
+  if (error instanceof Error && /no such table/i.test(error.message)) {
+    return new StoreNotSetUpError(
+      `sqliteStore: ${error.message}. The store creates its tables when it opens, so something removed one since (a migration, a restore, another file at this path): open the store again (sqliteStore() creates them), or restore the table.`,
+      { cause: error },
+    );
+  }
   if (error instanceof StoreDataError || StoreDataError.is(error) || !isDataError(error)) return error;
   return new StoreDataError(`sqliteStore: SQLite refused the data: ${(error as Error).message}`, { cause: error });
 }
@@ -160,7 +177,8 @@ function execWhileBusy(db: Pick<SqliteDatabaseLike, 'exec'>, sql: string, timeou
  * failed BEGIN or COMMIT (`SQLITE_BUSY` past the timeout, a full disk, an I/O error) rolls the batch
  * back and rejects all of it; a value SQLite refuses rejects only its own operation
  * (`StoreDataError`). Errors come back as a rejected promise, which the receiver answers 503 (the
- * service retries), or 500 for a `StoreDataError`.
+ * service retries), or 500 for a `StoreDataError`, and 500 CONFIGURATION_ERROR for a table removed
+ * after the store made it (`StoreNotSetUpError`).
  *
  * @example
  * import { createReceiver } from '@hookline/core';

@@ -11,7 +11,7 @@
 // failing. A copy starts its count afresh and spends a try only when it carries one more. Sending
 // first and acknowledging after means a crash in between leaves two messages of one job, never none:
 // the worker's claim in the store runs its handlers once either way.
-import { type JobResult, type QueueJob, waitInWholeSeconds } from '@hookline/core/adapter';
+import { type JobResult, type QueueJob, scopedDeliveryId, waitInWholeSeconds } from '@hookline/core/adapter';
 import type { JobRecords } from './job-records';
 import {
   ATTRIBUTES,
@@ -61,7 +61,7 @@ export async function consume(
 ): Promise<Outcome> {
   const payload = payloadOf(message.body);
   const { deliveryId, scope } = identityOf(message, payload);
-  const scopedId = (scope ?? '') + deliveryId;
+  const scopedId = scopedDeliveryId({ deliveryId, scope });
   const tries = Math.max(0, numberOf(message, ATTRIBUTES.tries) ?? 0);
   const due = numberOf(message, ATTRIBUTES.due);
   const now = Date.now();

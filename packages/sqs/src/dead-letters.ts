@@ -6,7 +6,7 @@
 // replay that meets a listing's hidden letters finds nothing (and says so). The dead-letter queue
 // must therefore have no redrive policy of its own (each scan counts as a receive).
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import type { DeadLetter } from '@hookline/core/adapter';
+import { type DeadLetter, scopedDeliveryId } from '@hookline/core/adapter';
 import type { JobRecords } from './job-records';
 import { ATTRIBUTES, identityOf, numberOf, payloadOf, type ReceivedMessage } from './message';
 import { bounded, type SqsClientLike } from './sqs-client';
@@ -69,7 +69,7 @@ function letterOf(message: ReceivedMessage): Letter {
           failedAt: new Date(message.sentAt),
         };
   if (scope !== undefined) listed.scope = scope;
-  return { message, scopedId: (scope ?? '') + deliveryId, listed, ours: error !== undefined };
+  return { message, scopedId: scopedDeliveryId({ deliveryId, scope }), listed, ours: error !== undefined };
 }
 
 /**

@@ -294,7 +294,10 @@ export function sqsQueue(options: SqsQueueOptions): SqsDeliveryQueue {
         if (value !== undefined && value !== '') attributes[name] = stringAttribute(value);
       }
       if (token !== undefined) attributes[ATTRIBUTES.token] = stringAttribute(token);
-      const scopedId = (letter.attributes.get(ATTRIBUTES.scope) ?? '') + (letter.attributes.get(ATTRIBUTES.deliveryId) ?? letter.messageId);
+      const scopedId = scopedDeliveryId({
+        deliveryId: letter.attributes.get(ATTRIBUTES.deliveryId) ?? letter.messageId,
+        scope: letter.attributes.get(ATTRIBUTES.scope),
+      });
       await send(queueUrl, letter.body, attributes, 0, fifoIdsOf(scopedId, randomUUID()), 'replaying a dead letter');
     },
   };
@@ -305,7 +308,7 @@ export function sqsQueue(options: SqsQueueOptions): SqsDeliveryQueue {
     deadLetterQueueUrl,
 
     async enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
-      const scopedId = scopedDeliveryId({ deliveryId: job.delivery.deliveryId, ...(job.scope === undefined ? {} : { scope: job.scope }) });
+      const scopedId = scopedDeliveryId(job);
       const claimed = await records?.claimJob(scopedId);
       if (records !== undefined && claimed === undefined) return { duplicate: true };
       try {

@@ -17,6 +17,7 @@ import {
   type QueueJob,
   type QueueWorker,
   scopedDeliveryId,
+  splitScopedId,
 } from '@hookline/core/adapter';
 
 /** Options of `memoryQueue()`. */
@@ -284,8 +285,11 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
     } catch {
       payload = undefined;
     }
-    const scope = typeof payload?.scope === 'string' ? payload.scope : undefined;
-    const deliveryId = typeof payload?.delivery?.deliveryId === 'string' ? payload.delivery.deliveryId : job.id.slice(scope?.length ?? 0);
+    // A corrupt payload names neither: the job's scoped id does.
+    const { deliveryId, scope } =
+      typeof payload?.delivery?.deliveryId === 'string'
+        ? { deliveryId: payload.delivery.deliveryId, scope: typeof payload.scope === 'string' ? payload.scope : undefined }
+        : splitScopedId(job.id);
     const letter: DeadLetter = {
       deliveryId,
       event: typeof payload?.delivery?.event === 'string' ? payload.delivery.event : 'unknown',
@@ -301,7 +305,7 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
     name: 'memory',
 
     async enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
-      const id = scopedDeliveryId({ deliveryId: job.delivery.deliveryId, ...(job.scope === undefined ? {} : { scope: job.scope }) });
+      const id = scopedDeliveryId(job);
       const existing = held.get(id);
       if (existing === undefined) {
         add(id, queuedDeliveryJson(job));

@@ -9,8 +9,9 @@ import * as answers from '../answers';
 import type { Attempt } from '../attempt';
 import { type Awaitable, isPromiseLike, mapAwaitable, thenStep } from '../awaitable';
 import { emit, hasListeners, nextToken, type ReceiverState, reportError } from '../receiver-state';
-import { type ClaimResult, StoreDataError } from '../store';
-import { boundStoreCall, StoreTimeoutError, storeCallStart } from '../store-call';
+import type { ClaimResult } from '../store';
+import { boundStoreCall, storeCallStart } from '../store-call';
+import { storeFailure } from '../store-failure';
 import { answerError } from './answer-error';
 import { waitRefusal } from './guard-refusals';
 
@@ -52,13 +53,13 @@ function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): A
   return undefined;
 }
 
-/** The store failed (or timed out) before anything ran: fail closed, the service retries. */
+/**
+ * The store failed (or timed out) before anything ran: fail closed, the service retries (a store that
+ * is not set up: 500, see store-failure.ts). The refusal is the attempt's error, which a worker names.
+ */
 function storeFailed(state: ReceiverState, attempt: Attempt, error: unknown): answers.ReceiverAnswer {
-  reportError(state, error, { phase: 'store', delivery: attempt.delivery });
-  const refusal = StoreDataError.is(error)
-    ? answers.storeDataError(error)
-    : answers.storeUnavailable(error, error instanceof StoreTimeoutError ? 'store_timeout' : 'store_unavailable');
-  return answerError(state, refusal, attempt, attempt.trace);
+  attempt.error = storeFailure(state, error, attempt.delivery);
+  return answerError(state, attempt.error, attempt, attempt.trace);
 }
 
 /** A claim that answered after its time limit: give an acquired lease back, nothing runs under it. */

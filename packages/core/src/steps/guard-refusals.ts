@@ -5,7 +5,8 @@
  * - `wait`: the handler cannot run yet (the delivery, its record or its resource is held by another
  *   attempt, or its predecessor has not been seen). 409 with Retry-After on receipt; in a queue worker the job waits
  *   without spending a try.
- * - `unavailable`: a guard's store call failed or timed out. 503, nothing more ran.
+ * - `unavailable`: a guard's store call failed or timed out. Answered as the claim's would be
+ *   (store-failure.ts: 503, or 500 for a store that is not set up or refused the key); nothing more ran.
  * - `misconfigured`: the guard's own functions gave something it cannot use (a version that is not a
  *   finite number, a key that is not a string). The handler did not run; 500 CONFIGURATION_ERROR,
  *   reported like a handler's failure, since a deploy must fix it.
@@ -50,9 +51,9 @@ export function waitRefusal(retryAfterMs: number, reason: WaitReason): HooklineE
   return mark(error, { kind: 'wait', waitMs: retryAfterMs, reason });
 }
 
-/** A guard's store call failed: 503, the service (or the queue) retries. */
-export function storeRefusal(cause: unknown, reason: 'store_unavailable' | 'store_timeout'): HooklineError {
-  return mark(answers.storeUnavailable(cause, reason), { kind: 'unavailable', waitMs: 0 });
+/** A guard's store call failed: its refusal (`storeFailure()`), marked as the guard's and not the handler's. */
+export function storeRefusal(refusal: HooklineError): HooklineError {
+  return mark(refusal, { kind: 'unavailable', waitMs: 0 });
 }
 
 /** The guard's key or version function gave something unusable: the handler's configuration error. */

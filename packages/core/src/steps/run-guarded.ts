@@ -26,7 +26,8 @@ import type { Delivery } from '../events';
 import type { HandlerEntry, OrderGuard } from '../handler-options';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import type { ClaimResult, IdempotencyStore } from '../store';
-import { callStore, StoreTimeoutError } from '../store-call';
+import { callStore } from '../store-call';
+import { storeFailure } from '../store-failure';
 import { handlerRecordKey, orderLockKey, orderVersionKey } from '../store-keys';
 import { guardMisconfigured, predecessorWaitMs, storeRefusal, waitRefusal } from './guard-refusals';
 import { completionRetentionMs } from './record';
@@ -62,8 +63,9 @@ function store(state: ReceiverState): IdempotencyStore {
 }
 
 /**
- * A guard's store call: bounded by `storeTimeoutMs` like every other, and a failure answered 503 (the
- * service retries) rather than counted as the handler's.
+ * A guard's store call: bounded by `storeTimeoutMs` like every other, and a failure answered as the
+ * claim's would be (503: the service retries; 500 for a store not set up) rather than counted as the
+ * handler's.
  */
 async function storeCall<T>(
   state: ReceiverState,
@@ -74,8 +76,7 @@ async function storeCall<T>(
   try {
     return await callStore(attempt, operation, state.config.storeTimeoutMs, call);
   } catch (error) {
-    reportError(state, error, { phase: 'store', delivery: attempt.delivery });
-    throw storeRefusal(error, error instanceof StoreTimeoutError ? 'store_timeout' : 'store_unavailable');
+    throw storeRefusal(storeFailure(state, error, attempt.delivery));
   }
 }
 

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createReceiver, memoryStore, PermanentFailure } from '@hookline/core';
-import type { DeadLetter, DeliveryQueue, JobResult, QueuedDelivery, QueueJob, QueueWorker } from '@hookline/core/adapter';
+import {
+  type DeadLetter,
+  type DeliveryQueue,
+  type JobResult,
+  type QueuedDelivery,
+  type QueueJob,
+  type QueueWorker,
+  tenantScope,
+} from '@hookline/core/adapter';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /** What the suite asks the factory for: each backend maps it onto its own options. */
@@ -150,7 +158,7 @@ export function describeQueueConformance(
         const job = queuedDelivery();
         expect(await queue.enqueue(job)).toEqual({ duplicate: false });
         expect(await queue.enqueue({ ...job, receivedAt: job.receivedAt + 5 })).toEqual({ duplicate: true });
-        expect(await queue.enqueue({ ...job, scope: 'tenant-a:' })).toEqual({ duplicate: false });
+        expect(await queue.enqueue({ ...job, scope: tenantScope('a') })).toEqual({ duplicate: false });
         const runs: (string | undefined)[] = [];
         work(queue, async ({ payload }) => {
           runs.push((payload as QueuedDelivery).scope);
@@ -158,7 +166,28 @@ export function describeQueueConformance(
         });
         await eventually('two runs', () => runs.length === 2);
         await sleep(300);
-        expect(runs.sort()).toEqual(['tenant-a:', undefined]);
+        expect(runs.sort()).toEqual([tenantScope('a'), undefined]);
+      });
+
+      test("keeps apart tenants whose scope and deliveryId spell the same text (acme:wdl_x's wdl_e1, acme's wdl_x:wdl_e1)", async () => {
+        const { queue } = await subject();
+        const { deliveryId } = queuedDelivery().delivery;
+        const jobs = [
+          queuedDelivery({ scope: tenantScope(`acme:${deliveryId}`) }),
+          queuedDelivery({ scope: tenantScope('acme') }),
+          queuedDelivery(),
+        ];
+        jobs[0]!.delivery.deliveryId = 'wdl_e1';
+        jobs[1]!.delivery.deliveryId = `${deliveryId}:wdl_e1`;
+        jobs[2]!.delivery.deliveryId = `${deliveryId}:wdl_e1`;
+        for (const job of jobs) expect(await queue.enqueue(job)).toEqual({ duplicate: false });
+        const runs: string[] = [];
+        work(queue, async ({ payload }) => {
+          runs.push(`${(payload as QueuedDelivery).scope ?? ''} ${deliveryIdIn(payload)}`);
+          return { status: 'done' };
+        });
+        await eventually('three runs', () => runs.length === 3);
+        expect(runs.sort()).toEqual(jobs.map((job) => `${job.scope ?? ''} ${job.delivery.deliveryId}`).sort());
       });
 
       test('runs a job once when it succeeds; enqueueing it again afterwards is a duplicate and runs nothing', async () => {
@@ -307,23 +336,21 @@ export function describeQueueConformance(
           },
           2,
         );
-        await queue.enqueue({ ...job, scope: 'tenant-a:' });
-        await queue.enqueue({ ...job, scope: 'tenant-b:' });
+        const [a, b] = [tenantScope('a'), tenantScope('b')];
+        await queue.enqueue({ ...job, scope: a });
+        await queue.enqueue({ ...job, scope: b });
         await eventually('two dead letters', async () => (await lettersOf(queue, deliveryId)).length === 2);
         const letters = await lettersOf(queue, deliveryId);
-        expect(letters.map((letter) => letter.scope).sort()).toEqual(['tenant-a:', 'tenant-b:']);
-        const [ofA, ofB] = [letters.find((l) => l.scope === 'tenant-a:'), letters.find((l) => l.scope === 'tenant-b:')] as [
-          DeadLetter,
-          DeadLetter,
-        ];
+        expect(letters.map((letter) => letter.scope).sort()).toEqual([a, b]);
+        const [ofA, ofB] = [letters.find((l) => l.scope === a), letters.find((l) => l.scope === b)] as [DeadLetter, DeadLetter];
 
         expect(await queue.replay(deliveryId)).toBe(false); // no scope: neither tenant's
         verdict = { status: 'done' };
         expect(await queue.replay(ofB)).toBe(true);
         expect(await queue.replay(ofB)).toBe(false); // not a dead letter any more
         await eventually("tenant b's run", () => runs.length === 3);
-        expect(runs[2]).toBe(`tenant-b:${deliveryId}`);
-        expect((await lettersOf(queue, deliveryId)).map((letter) => letter.scope)).toEqual(['tenant-a:']);
+        expect(runs[2]).toBe(`${b}${deliveryId}`);
+        expect((await lettersOf(queue, deliveryId)).map((letter) => letter.scope)).toEqual([a]);
         // A copy of what was listed works as well as the listed object.
         expect(await queue.replay({ deliveryId: ofA.deliveryId, scope: ofA.scope })).toBe(true);
         await eventually("tenant a's run", () => runs.length === 4);

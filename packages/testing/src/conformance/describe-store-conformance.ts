@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimResult, IdempotencyStore } from '@hookline/core';
-import { StoreDataError } from '@hookline/core/adapter';
+import { StoreDataError, StoreNotSetUpError } from '@hookline/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { checkedClaims, claimResultProblem } from './claim-result';
 import { describePerHandlerRecords, describeVersionRecords } from './describe-guarantees';
@@ -70,6 +70,14 @@ export interface StoreConformanceOptions {
    * @default false
    */
   versions?: boolean;
+  /**
+   * A store over the same backend whose table (schema, database, binding) was never made: `setup()`
+   * not run. Given, the suite checks that every operation then rejects with a `StoreNotSetUpError`
+   * (from `@hookline/core/adapter`; the receiver answers 500 CONFIGURATION_ERROR with its message),
+   * and that a broken backend's errors are never one. Leave it out for a store with nothing to set up
+   * (memory, Redis).
+   */
+  notSetUp?: () => StoreUnderTest | Promise<StoreUnderTest>;
 }
 
 const LONG_MS = 60_000;
@@ -89,7 +97,10 @@ const BEYOND_INT32_MS = 2 ** 31 + 12_345;
  *   whose store call stalled still records what it ran), and fail once a new claim replaced it.
  * - A key the backend cannot hold faithfully is refused with `StoreDataError` (from
  *   `@hookline/core/adapter`; the receiver answers 500), never stored lossily so that two keys meet.
- * - A broken backend rejects every operation with an error other than `StoreDataError` (503).
+ * - A broken backend rejects every operation with an error other than `StoreDataError` or
+ *   `StoreNotSetUpError` (503).
+ * - With `notSetUp` (options): a backend whose table was never made rejects every operation with
+ *   `StoreNotSetUpError` (500 CONFIGURATION_ERROR, the fix in its message).
  *
  * Keys are `<keyPrefix><label>:wdl_<random>`; the suite cannot delete them through the store
  * contract, so remove what is under your store's prefix (or drop its schema) in an `afterAll`.
@@ -448,7 +459,8 @@ export function describeStoreConformance(
               try {
                 outcome = { answered: await operation() };
               } catch (error) {
-                outcome = StoreDataError.is(error) ? { dataError: String(error) } : 'rejected';
+                if (StoreDataError.is(error)) outcome = { dataError: String(error) };
+                else outcome = StoreNotSetUpError.is(error) ? { notSetUp: String(error) } : 'rejected';
               }
               expect(outcome).toBe('rejected');
             };
@@ -456,6 +468,37 @@ export function describeStoreConformance(
             await unavailable(() => subject.store.complete(k, t, LONG_MS));
             await unavailable(() => subject.store.release(k, t));
             await unavailable(() => subject.store.extend(k, t, LONG_MS));
+          } finally {
+            await subject.cleanup?.();
+          }
+        });
+      });
+    }
+
+    const { notSetUp } = options;
+    if (notSetUp !== undefined) {
+      describe('a backend not set up', () => {
+        it('rejects every operation with StoreNotSetUpError, whose message says what to do', async () => {
+          const subject = await notSetUp();
+          try {
+            const notSetUpError = async (operation: () => unknown): Promise<void> => {
+              let outcome: unknown;
+              try {
+                outcome = { answered: await operation() };
+              } catch (error) {
+                outcome = StoreNotSetUpError.is(error) && error.message.length > 0 ? 'not set up' : String(error);
+              }
+              expect(outcome).toBe('not set up');
+            };
+            const [k, t] = [key('not-set-up'), token()];
+            await notSetUpError(() => subject.store.claim(k, t, LONG_MS));
+            await notSetUpError(() => subject.store.complete(k, t, LONG_MS));
+            await notSetUpError(() => subject.store.release(k, t));
+            await notSetUpError(() => subject.store.extend(k, t, LONG_MS));
+            if (options.versions) {
+              await notSetUpError(() => subject.store.readVersion?.(k));
+              await notSetUpError(() => subject.store.advanceVersion?.(k, 1, LONG_MS));
+            }
           } finally {
             await subject.cleanup?.();
           }
