@@ -38,6 +38,20 @@ describe.each(readmes)('%s', (doc) => {
       );
   });
 
+  // A package whose declarations name another package's types declares that types package as a peer
+  // (@hookline/aws-lambda: @types/aws-lambda): without it a project with skipLibCheck off fails (TS2307).
+  it('installs the @types packages that the @hookline packages it installs name as peers', () => {
+    const installed = new Set(lines.flatMap((line) => line.packages));
+    const missing = listPackages()
+      .filter((pkg) => installed.has(pkg.name))
+      .flatMap((pkg) =>
+        Object.keys(pkg.manifest.peerDependencies ?? {})
+          .filter((peer) => peer.startsWith('@types/') && !installed.has(peer))
+          .map((peer) => `${peer} (for ${pkg.name})`),
+      );
+    expect(missing, `${doc}: no \`npm install\` line names ${missing.join(', ')}`).toEqual([]);
+  });
+
   it('installs with -D only tools of development and tests', () => {
     const misplaced = lines
       .filter((line) => line.dev)
