@@ -6,7 +6,16 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { ROOT } from '../../scripts/pack-packages.mjs';
 import { expectAnswers, linesWith, threeDeliveries } from './quick-start-deliveries';
-import { DYNALITE_TABLE, honoOnNode, invokeEach, nextPagesRoute, nitroRoute, restApiEvent, wranglerDev } from './quick-start-harnesses';
+import {
+  DYNALITE_TABLE,
+  honoOnNode,
+  invokeEach,
+  nextPagesRoute,
+  nitroRoute,
+  restApiEvent,
+  sqsEventSourceMapping,
+  wranglerDev,
+} from './quick-start-harnesses';
 import type { Processes } from './quick-start-processes';
 import { startDynalite } from './quick-start-servers';
 import { blockFiles, type CodeBlock, codeBlocks, firstBlock, theBlock } from './readme-blocks';
@@ -146,4 +155,20 @@ export async function expectAwsLambdaQuickStart(run: Processes, dir: string, tab
   } finally {
     await dynalite.close();
   }
+}
+
+/** The SQS README's receiver.ts, web.ts and worker.ts, with web.mjs invoking the web function and mapping.mjs playing the event source mapping. */
+export function sqsQuickStart(): QuickStartFiles {
+  const path = readme('sqs');
+  const files = blockFiles(theBlock(path, 'receiver.ts, web.ts and worker.ts', (block) => block.text.startsWith('// receiver.ts')));
+  expect(Object.keys(files)).toEqual(['receiver.ts', 'web.ts', 'worker.ts']);
+  return {
+    files: {
+      ...files,
+      'table.mjs': DYNALITE_TABLE,
+      'web.mjs': invokeEach('./web.ts', 'handler', 'lambda'),
+      'mapping.mjs': sqsEventSourceMapping('./worker.ts'),
+    },
+    snippets: Object.values(files),
+  };
 }

@@ -130,3 +130,50 @@ export function restApiEvent(body: string, headers: Record<string, string>, requ
     isBase64Encoded: true,
   };
 }
+
+/**
+ * What Lambda's event source mapping does with the SQS README's worker function: receives QUEUE_URL's
+ * messages (batches of up to 10) until a receive finds the queue empty, invokes the handler with them
+ * as records, deletes those it did not list in batchItemFailures; prints how many records ran and failed.
+ */
+export function sqsEventSourceMapping(workerModule: string): string {
+  return `import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { handler } from '${workerModule}';
+
+const sqs = new SQSClient({});
+const QueueUrl = process.env.QUEUE_URL;
+const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+let records = 0;
+let failures = 0;
+for (;;) {
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, MessageAttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }),
+  );
+  if (Messages.length === 0 && records > 0) break;
+  if (Messages.length === 0) continue;
+  const batch = Messages.map((message) => ({
+    messageId: message.MessageId,
+    receiptHandle: message.ReceiptHandle,
+    body: message.Body,
+    attributes: message.Attributes,
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
+        name,
+        { stringValue: value.StringValue, stringListValues: [], binaryListValues: [], dataType: value.DataType },
+      ]),
+    ),
+    md5OfBody: message.MD5OfBody,
+    eventSource: 'aws:sqs',
+    eventSourceARN: Attributes.QueueArn,
+    awsRegion: 'us-east-1',
+  }));
+  const { batchItemFailures } = await handler({ Records: batch }, { getRemainingTimeInMillis: () => 60_000 });
+  const failed = new Set(batchItemFailures.map((failure) => failure.itemIdentifier));
+  for (const record of batch) if (!failed.has(record.messageId)) await sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: record.receiptHandle }));
+  records += batch.length;
+  failures += failed.size;
+}
+console.log(${JSON.stringify(RESULTS)} + JSON.stringify([{ records, failures }]));
+process.exit(0);
+`;
+}

@@ -1,7 +1,9 @@
 // Every quick start the READMEs give, run as written from the packed tarballs in one fresh project
-// outside the repository: the main README's, each adapter's, the emulator's and each store's (the
-// OpenTelemetry one has its own test beside this one; queue mode's, with its worker, another), and
-// the READMEs' `hookline` command lines. All tarballs are installed with one `npm install`, as the main
+// outside the repository: the main README's, each adapter's, the emulator's, each store's and SQS's
+// answer-fast functions, type-checked as its install lines set a project up (skipLibCheck off) and
+// run against the SQS test server (the OpenTelemetry one has its own test beside this one; BullMQ's
+// and pg-boss's workers test/examples/queue-readme-shutdown.smoke.test.ts), and the READMEs'
+// `hookline` command lines. All tarballs are installed with one `npm install`, as the main
 // README says to install from a clone; the frameworks, database clients and tools a user already has
 // are linked from the workspace's install, so nothing is fetched.
 //
@@ -32,7 +34,9 @@ import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listPackages, missingBuildFiles, type PackedPackage, packAll, ROOT } from '../../scripts/pack-packages.mjs';
+import { testQueues } from '../sqs/support/sqs-queues';
 import { freePort } from '../support/free-port';
+import { startSqsServer } from '../support/sqs-server/start';
 import { REDIS_URL, requirePostgres, requireRedis } from '../support/servers';
 import { cleanEnv, link, within, workspaceCopy } from './fresh-project';
 import {
@@ -57,8 +61,10 @@ import {
   mainQuickStart,
   nextQuickStart,
   readme,
+  sqsQuickStart,
 } from './quick-start-files';
-import { MYSQL_URL, mysqlServer, postgresServer, withDatabase } from './quick-start-servers';
+import { restApiEvent } from './quick-start-harnesses';
+import { MYSQL_URL, mysqlServer, postgresServer, startDynalite, withDatabase } from './quick-start-servers';
 import { type CodeBlock, firstBlock, importedPackages, installLines, installSpecs } from './readme-blocks';
 
 const exec = promisify(execFile);
@@ -82,6 +88,7 @@ const THIRD_PARTY = [
   'mysql2',
   'better-sqlite3',
   '@aws-sdk/client-dynamodb',
+  '@aws-sdk/client-sqs',
   'esbuild',
   'miniflare',
 ];
@@ -440,6 +447,78 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
       expectInstalled(readme('dynamodb'), snippets[0] ?? '');
       expectInstalled(readme('aws-lambda'), snippets[1] ?? '');
       await expectAwsLambdaQuickStart(run, quickStart('aws', files), tableName, SECRET);
+    },
+    QUICK_START_MS,
+  );
+
+  it.concurrent(
+    "@hookline/sqs: type-checks with its README's install lines (skipLibCheck off); the web function answers 202, the worker function runs the job",
+    async () => {
+      const path = readme('sqs');
+      const { files, snippets } = sqsQuickStart();
+      expectInstalled(path, ...snippets);
+      const dir = quickStart('sqs', {
+        ...files,
+        'tsconfig.json': JSON.stringify({
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'ESNext',
+            moduleResolution: 'bundler',
+            strict: true,
+            skipLibCheck: false,
+            noEmit: true,
+            types: ['node'],
+          },
+          files: ['receiver.ts', 'web.ts', 'worker.ts'],
+        }),
+      });
+      // The types packages the README installs, and @types/node, which a Node project has (no other quick start links them).
+      const typesPackages = installLines(path)
+        .flatMap((line) => installSpecs(line).map((spec) => spec.name))
+        .filter((name) => name.startsWith('@types/'));
+      for (const name of [...typesPackages, '@types/node'])
+        link(project, name, workspaceCopy(name, undefined, true) ?? `${name} is not installed in the workspace`);
+      await exec(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: dir }).catch(
+        (error) => {
+          throw new Error(`tsc failed:\n${(error as { stdout?: string }).stdout ?? error}`);
+        },
+      );
+      const [server, dynalite] = await Promise.all([startSqsServer(), startDynalite()]);
+      try {
+        const queues = await testQueues(server);
+        const env = {
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: 'quick-start',
+          AWS_SECRET_ACCESS_KEY: 'quick-start',
+          AWS_ENDPOINT_URL_SQS: server.endpoint,
+          AWS_ENDPOINT_URL_DYNAMODB: dynalite.url,
+          QUEUE_URL: queues.queueUrl,
+          TABLE_NAME: /table: '([^']+)'/.exec(files['receiver.ts'] ?? '')?.[1] ?? 'no table name',
+        };
+        try {
+          const table = await run.runToEnd(dir, 'table.mjs', env);
+          expect(table.ended, table.output).toBe('exit code 0');
+          const { payloads } = threeDeliveries();
+          const events = payloads.map(({ body, headers }, index) => restApiEvent(body, headers, `request-${index}`));
+          const web = await run.invoke(dir, 'web.mjs', events, env);
+          const answers = (web.results as { statusCode: number; body: string }[]).map(({ statusCode, body }) => [
+            statusCode,
+            JSON.parse(body),
+          ]);
+          expect(answers).toEqual([
+            [202, { ok: true, queued: true }],
+            [200, { ok: true, duplicate: true }],
+            [401, { error: expect.objectContaining({ code: 'INVALID_SIGNATURE' }) }],
+          ]);
+          // One message for the one delivery; the worker runs it (its handler is the reader's `/* slow work */`).
+          const mapped = await run.invoke(dir, 'mapping.mjs', [], env);
+          expect(mapped.results, mapped.output).toEqual([{ records: 1, failures: 0 }]);
+        } finally {
+          await queues.remove();
+        }
+      } finally {
+        await Promise.all([server.stop(), dynalite.close()]);
+      }
     },
     QUICK_START_MS,
   );
