@@ -11,19 +11,13 @@
 // packaging test compiles a NestJS app with tsc).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { link, workspaceCopy } from '../packaging/fresh-project';
-import {
-  type Answer,
-  expectAnswers,
-  expectHandledOnce,
-  linesWith,
-  postEach,
-  requestsOf,
-  threeDeliveries,
-} from '../packaging/quick-start-deliveries';
+import { expectAnswers, expectHandledOnce, postEach, threeDeliveries } from '../packaging/quick-start-deliveries';
 import {
   appQuickStart,
+  expectMainQuickStart,
+  expectFetchHarness,
   awsLambdaQuickStart,
   expectAwsLambdaQuickStart,
   cloudflareQuickStart,
@@ -86,15 +80,7 @@ describe('the quick starts, run as written with tsx from the workspace', () => {
     'README.md: the quick start (node:http), its group handler too',
     async () => {
       const dir = quickStart('main', { files: { 'app.ts': mainQuickStart() }, snippets: [mainQuickStart()] });
-      const app = await run.serve(dir, 'app.ts');
-      try {
-        const { messageId, deliveryId, payloads } = threeDeliveries(SECRET);
-        expectAnswers(await postEach(app.url, payloads));
-        await expectHandledOnce(app.output, messageId);
-        expect(linesWith(app.output(), deliveryId)).toEqual([`audit message.delivered ${deliveryId}`]);
-      } finally {
-        await app.stop();
-      }
+      await expectMainQuickStart(run, dir, SECRET);
     },
     QUICK_START_MS,
   );
@@ -114,10 +100,7 @@ describe('the quick starts, run as written with tsx from the workspace', () => {
     async () => {
       const dir = quickStart('hono', honoQuickStart());
       await expectServes(dir, 'node.mjs');
-      const { messageId, payloads } = threeDeliveries(SECRET);
-      const fetched = await run.invoke(dir, 'fetch.mjs', requestsOf(payloads));
-      expectAnswers(fetched.results as Answer[]);
-      expect(linesWith(fetched.output, messageId)).toHaveLength(1);
+      await expectFetchHarness(run, dir, 'fetch.mjs', SECRET);
     },
     QUICK_START_MS,
   );
@@ -136,10 +119,7 @@ describe('the quick starts, run as written with tsx from the workspace', () => {
     'packages/next/README.md: the App Router route called with Requests, the Pages Router route with node req/res',
     async () => {
       const dir = quickStart('next', nextQuickStart());
-      const { messageId, payloads } = threeDeliveries(SECRET);
-      const routed = await run.invoke(dir, 'app-router.mjs', requestsOf(payloads));
-      expectAnswers(routed.results as Answer[]);
-      expect(linesWith(routed.output, messageId)).toHaveLength(1);
+      await expectFetchHarness(run, dir, 'app-router.mjs', SECRET);
       await expectServes(dir, 'pages-router.mjs', { path: '/api/webhooks' });
     },
     QUICK_START_MS,

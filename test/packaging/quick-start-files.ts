@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { ROOT } from '../../scripts/pack-packages.mjs';
-import { expectAnswers, linesWith, threeDeliveries } from './quick-start-deliveries';
+import { type Answer, expectAnswers, expectHandledOnce, linesWith, postEach, requestsOf, threeDeliveries } from './quick-start-deliveries';
 import {
   DYNALITE_TABLE,
   honoOnNode,
@@ -171,4 +171,26 @@ export function sqsQuickStart(): QuickStartFiles {
     },
     snippets: Object.values(files),
   };
+}
+
+/** Runs a fetch harness (fetch.mjs, app-router.mjs) over the three deliveries: the answers, and the handler ran once. */
+export async function expectFetchHarness(run: Processes, dir: string, harness: string, secret: string): Promise<void> {
+  const { messageId, payloads } = threeDeliveries(secret);
+  const invoked = await run.invoke(dir, harness, requestsOf(payloads));
+  expectAnswers(invoked.results as Answer[]);
+  expect(linesWith(invoked.output, messageId)).toHaveLength(1);
+}
+
+/** Serves the main README's quick start (app.ts in `dir`): the answers, and its handler and its group handler ran once. */
+export async function expectMainQuickStart(run: Processes, dir: string, secret: string): Promise<void> {
+  const app = await run.serve(dir, 'app.ts');
+  try {
+    const { messageId, deliveryId, payloads } = threeDeliveries(secret);
+    expectAnswers(await postEach(app.url, payloads));
+    await expectHandledOnce(app.output, messageId);
+    // The group handler ('message.*') ran too, once: its audit line is the only one naming the delivery.
+    expect(linesWith(app.output(), deliveryId)).toEqual([`audit message.delivered ${deliveryId}`]);
+  } finally {
+    await app.stop();
+  }
 }

@@ -39,18 +39,12 @@ import { freePort } from '../support/free-port';
 import { startSqsServer } from '../support/sqs-server/start';
 import { REDIS_URL, requirePostgres, requireRedis } from '../support/servers';
 import { cleanEnv, link, within, workspaceCopy } from './fresh-project';
-import {
-  type Answer,
-  expectAnswers,
-  expectHandledOnce,
-  linesWith,
-  postEach,
-  requestsOf,
-  threeDeliveries as deliveriesSignedWith,
-} from './quick-start-deliveries';
+import { expectAnswers, expectHandledOnce, postEach, threeDeliveries as deliveriesSignedWith } from './quick-start-deliveries';
 import { type App, type Processes, processesIn } from './quick-start-processes';
 import {
   appQuickStart,
+  expectMainQuickStart,
+  expectFetchHarness,
   awsLambdaQuickStart,
   expectAwsLambdaQuickStart,
   blockWith,
@@ -268,17 +262,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
     async () => {
       const source = mainQuickStart();
       expectInstalled(MAIN_README, source);
-      const dir = quickStart('main', { 'app.ts': source });
-      const app = await run.serve(dir, 'app.ts');
-      try {
-        const { messageId, deliveryId, payloads } = threeDeliveries();
-        expectAnswers(await postEach(app.url, payloads));
-        await expectHandledOnce(app.output, messageId);
-        // The group handler ('message.*') ran too, once: its audit line is the only one naming the delivery.
-        expect(linesWith(app.output(), deliveryId)).toEqual([`audit message.delivered ${deliveryId}`]);
-      } finally {
-        await app.stop();
-      }
+      await expectMainQuickStart(run, quickStart('main', { 'app.ts': source }), SECRET);
     },
     QUICK_START_MS,
   );
@@ -313,10 +297,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
       const dir = quickStart('hono', files);
       await expectServes(dir, 'node.mjs', true);
       // Bun, Deno and Workers call the default export's fetch with each Request.
-      const { messageId, payloads } = threeDeliveries();
-      const fetched = await run.invoke(dir, 'fetch.mjs', requestsOf(payloads));
-      expectAnswers(fetched.results as Answer[]);
-      expect(linesWith(fetched.output, messageId)).toHaveLength(1);
+      await expectFetchHarness(run, dir, 'fetch.mjs', SECRET);
     },
     QUICK_START_MS,
   );
@@ -339,10 +320,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
       const { files, snippets } = nextQuickStart();
       expectInstalled(readme('next'), ...snippets);
       const dir = quickStart('next', files);
-      const { messageId, payloads } = threeDeliveries();
-      const routed = await run.invoke(dir, 'app-router.mjs', requestsOf(payloads));
-      expectAnswers(routed.results as Answer[]);
-      expect(linesWith(routed.output, messageId)).toHaveLength(1);
+      await expectFetchHarness(run, dir, 'app-router.mjs', SECRET);
       await expectServes(dir, 'pages-router.mjs', true, { path: '/api/webhooks' });
     },
     QUICK_START_MS,
