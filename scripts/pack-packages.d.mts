@@ -32,3 +32,6 @@ export function manifestTargets(manifest: PackageManifest): string[];
 export function missingBuildFiles(pkg: WorkspacePackage): string[];
 export function packPackage(pkg: WorkspacePackage, destination: string): Promise<string>;
 export function packAll(destination: string, packages?: WorkspacePackage[]): Promise<PackedPackage[]>;
+export const DEVELOPMENT_PACKAGES: string[];
+export function withDependencies<T extends WorkspacePackage>(packages: T[], names: string[]): T[];
+export function installCommands(packed: PackedPackage[], names: string[]): string[];

@@ -85,15 +85,71 @@ export async function packAll(destination, packages = listPackages()) {
   });
 }
 
+/** The packages that are tools of development and tests: a project installs them with `-D`. */
+export const DEVELOPMENT_PACKAGES = ['@hookline/cli', '@hookline/testing'];
+
 /**
- * `pnpm pack:all [folder]`: packs every package into one folder (default `packed/`) and prints the
- * `npm install` line that installs them into another project, for trying hookline from a clone before
- * (or instead of) a release. The adapters, stores and tools depend on @hookline/core at this exact
- * version, so core's tarball goes into the same `npm install` as the others.
+ * The packages that `names` need installed, each after the `@hookline` packages it depends on (so
+ * core first): the named ones and everything they depend on, in an order npm accepts.
+ */
+export function withDependencies(packages, names) {
+  const byName = new Map(packages.map((pkg) => [pkg.name, pkg]));
+  const unknown = names.filter((name) => !byName.has(name));
+  if (unknown.length > 0) {
+    throw new Error(`No package ${unknown.join(', ')} here. The packages: ${packages.map((pkg) => pkg.name).join(', ')}.`);
+  }
+  const ordered = [];
+  const visit = (name) => {
+    const pkg = byName.get(name);
+    if (pkg === undefined || ordered.includes(pkg)) return;
+    for (const dependency of Object.keys(pkg.manifest.dependencies ?? {})) visit(dependency);
+    ordered.push(pkg);
+  };
+  for (const name of names) visit(name);
+  return ordered;
+}
+
+/**
+ * The `npm install` commands that install `names` from their tarballs (`packed` has each package's
+ * `tarball`) into another project, dependencies included: one line for what the app runs, and one with
+ * `-D` for the development tools (the CLI, the testing kit) and what only they need, after it. A
+ * package depends on the others at exactly their version, which no registry has before a release, so
+ * each line names every tarball it needs that an earlier line did not install.
+ */
+export function installCommands(packed, names) {
+  const runtime = withDependencies(
+    packed,
+    names.filter((name) => !DEVELOPMENT_PACKAGES.includes(name)),
+  );
+  const development = withDependencies(packed, names).filter((pkg) => !runtime.includes(pkg));
+  return [
+    ...(runtime.length > 0 ? [`npm install ${runtime.map((pkg) => pkg.tarball).join(' ')}`] : []),
+    ...(development.length > 0 ? [`npm install -D ${development.map((pkg) => pkg.tarball).join(' ')}`] : []),
+  ];
+}
+
+/**
+ * `pnpm pack:all [folder] [-- @hookline/<name>…]`: packs every package into one folder (default
+ * `packed/`) and prints the `npm install` commands that install the named packages, with every
+ * `@hookline` package they depend on, into another project: for trying hookline from a clone before
+ * (or instead of) a release.
  */
 async function main() {
-  const destination = resolve(process.argv[2] ?? join(ROOT, 'packed'));
+  const args = process.argv.slice(2).filter((arg) => arg !== '--');
+  const names = args.filter((arg) => arg.startsWith('@hookline/'));
+  const folders = args.filter((arg) => !arg.startsWith('@hookline/'));
+  if (folders.length > 1) {
+    console.error(`pnpm pack:all takes one folder to pack into, and package names (@hookline/…): got ${folders.join(', ')}`);
+    process.exit(1);
+  }
+  const destination = resolve(folders[0] ?? join(ROOT, 'packed'));
   const packages = listPackages();
+  try {
+    withDependencies(packages, names);
+  } catch (error) {
+    console.error(`pnpm pack:all: ${error.message}`);
+    process.exit(1);
+  }
   const unbuilt = packages.filter((pkg) => missingBuildFiles(pkg).length > 0);
   if (unbuilt.length > 0) {
     console.error(`Not built: ${unbuilt.map((pkg) => pkg.name).join(', ')}. Run \`pnpm build\` first (\`pnpm pack:all\` does).`);
@@ -103,9 +159,13 @@ async function main() {
   const packed = await packAll(destination, packages);
   console.log(`Packed ${packed.length} packages into ${destination}:`);
   for (const pkg of packed) console.log(`  ${pkg.name.padEnd(20)} ${basename(pkg.tarball)}`);
-  const tarball = (name) => packed.find((pkg) => pkg.name === name)?.tarball;
-  console.log('\nInstall @hookline/core together with the packages you use, in one command (they depend on it), e.g.:');
-  console.log(`  npm install ${[tarball('@hookline/core'), tarball('@hookline/express')].filter(Boolean).join(' ')}`);
+  if (names.length === 0) {
+    console.log('\nName the packages you use to get the commands that install them with what they depend on, e.g.');
+    console.log('`pnpm pack:all -- @hookline/express @hookline/postgres`. For @hookline/express:');
+  } else {
+    console.log(`\nInstall ${names.join(', ')} with what they depend on, in your project's folder:`);
+  }
+  for (const command of installCommands(packed, names.length > 0 ? names : ['@hookline/express'])) console.log(`  ${command}`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -7,7 +7,6 @@ import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 import { importedPackages } from '../packaging/readme-blocks';
 import { fromRoot, ROOT } from './doc-files';
-import { PLACEHOLDER_MODULES, PLACEHOLDERS } from './placeholders';
 import { type Fragment, type SnippetModule, snippetModules } from './snippet-modules';
 
 export const SNIPPETS_DIR = join(ROOT, 'test', 'docs', '.snippets');
@@ -125,16 +124,8 @@ export function checkSnippets(docs: string[]): SnippetReport {
     writeFileSync(path, module.text);
     byPath.set(path.split('\\').join('/'), module);
   }
-  for (const folder of new Set([...byPath.keys()].map((path) => dirname(path)))) {
-    for (const [name, text] of Object.entries(PLACEHOLDER_MODULES)) {
-      const path = join(folder, name);
-      if (!byPath.has(path.split('\\').join('/'))) writeFileSync(path, text);
-    }
-  }
-  const placeholders = join(SNIPPETS_DIR, 'placeholders.d.ts');
-  writeFileSync(placeholders, PLACEHOLDERS);
   linkWorkspacePackages(modules);
-  const rootNames = [...byPath.keys(), placeholders];
+  const rootNames = [...byPath.keys()];
   const program = ts.createProgram({ rootNames, options: OPTIONS });
   // Only the blocks' own files are checked: the packages' sources they reach are checked by
   // `pnpm typecheck`, and checking them again here would cost most of the run.

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { listPackages, withDependencies } from '../../scripts/pack-packages.mjs';
 import { documentationFiles, ROOT } from './doc-files';
 import { installLines, isDevelopmentTool, packagesImported } from './install-lines';
 
@@ -17,6 +18,38 @@ describe.each(readmes)('%s', (doc) => {
     const installed = new Set(lines.flatMap((line) => line.packages));
     const missing = packagesImported(doc, source).filter((name) => !installed.has(name));
     expect(missing, `${doc}: its blocks import ${missing.join(', ')}, which no \`npm install\` line names`).toEqual([]);
+  });
+
+  // Before a release, a reader installs each package from its tarball, which names the other @hookline
+  // packages it needs at exactly its version: npm finds them only among those installed in the same
+  // command or before. A README whose lines leave one out says how to install from a clone.
+  it('installs each @hookline package with or after those it depends on, or links to installing from a clone', () => {
+    const installed = new Set<string>();
+    const leftOut: string[] = [];
+    for (const line of lines) {
+      const ours = line.packages.filter((name) => name.startsWith('@hookline/'));
+      const needed = withDependencies(listPackages(), ours).map((pkg) => pkg.name);
+      for (const name of ours) installed.add(name);
+      leftOut.push(...needed.filter((name) => !installed.has(name)).map((name) => `${name} (${line.command})`));
+    }
+    if (leftOut.length > 0 && doc !== 'README.md')
+      expect(source, `${doc}: its install lines leave out ${leftOut.join(', ')}; link to installing from a clone`).toContain(
+        'README.md#try-it-from-a-clone',
+      );
+  });
+
+  // A package whose declarations name another package's types declares that types package as a peer
+  // (@hookline/aws-lambda: @types/aws-lambda): without it a project with skipLibCheck off fails (TS2307).
+  it('installs the @types packages that the @hookline packages it installs name as peers', () => {
+    const installed = new Set(lines.flatMap((line) => line.packages));
+    const missing = listPackages()
+      .filter((pkg) => installed.has(pkg.name))
+      .flatMap((pkg) =>
+        Object.keys(pkg.manifest.peerDependencies ?? {})
+          .filter((peer) => peer.startsWith('@types/') && !installed.has(peer))
+          .map((peer) => `${peer} (for ${pkg.name})`),
+      );
+    expect(missing, `${doc}: no \`npm install\` line names ${missing.join(', ')}`).toEqual([]);
   });
 
   it('installs with -D only tools of development and tests', () => {

@@ -1,5 +1,6 @@
 // The `npm install` lines of a README, and the packages its code blocks import: what a reader installs
 // must be what the snippets they copy need.
+import { DEVELOPMENT_PACKAGES } from '../../scripts/pack-packages.mjs';
 import { codeBlocksOf, importedPackages, type InstallSpec, installSpecs } from '../packaging/readme-blocks';
 import { snippetModules } from './snippet-modules';
 
@@ -53,5 +54,12 @@ export function packagesImported(doc: string, source: string): string[] {
  * Tools of development and tests, which belong in devDependencies. Everything else a README installs
  * runs in the app, and `-D` would put it where a production install (`npm ci --omit=dev`) leaves it out.
  */
-const DEVELOPMENT_ONLY = [/^@hookline\/(cli|testing)$/, /^vitest$/, /^supertest$/, /^typescript$/, /^wrangler$/, /^@types\//];
+const DEVELOPMENT_ONLY = [
+  ...DEVELOPMENT_PACKAGES.map((name) => new RegExp(`^${name}$`)),
+  /^vitest$/,
+  /^supertest$/,
+  /^typescript$/,
+  /^wrangler$/,
+  /^@types\//,
+];
 export const isDevelopmentTool = (name: string): boolean => DEVELOPMENT_ONLY.some((pattern) => pattern.test(name));

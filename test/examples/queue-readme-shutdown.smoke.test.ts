@@ -1,6 +1,6 @@
 // The worker of @hookline/bullmq's and @hookline/pg-boss's quick starts, run as a user copies it: the
-// README's receiver.ts and worker.ts as written, beside a slow-thing.ts of the test's own (the module the
-// README leaves to the user), started with node and tsx in a folder whose node_modules is the matching
+// README's receiver.ts and worker.ts as written (the stand-in for the user's slow work prints `handled
+// <messageId>`), started with node and tsx in a folder whose node_modules is the matching
 // example's (its dependencies are the README's install line; @hookline/* resolve to the workspace's
 // sources). Once the worker has handled a delivery, SIGTERM must end it by itself, with the README's
 // shutdown line only: a connection or timer left open would keep it alive until the platform's SIGKILL.
@@ -43,8 +43,6 @@ function projectLike(example: string, files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'hookline-readme-worker-'));
   symlinkSync(join(repo, 'examples', example, 'node_modules'), join(dir, 'node_modules'), 'dir');
   writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
-  // What the README's receiver.ts imports as the user's own code: it says when a delivery was handled.
-  writeFileSync(join(dir, 'slow-thing.ts'), 'export async function slowThing(id: string) {\n  console.log("handled", id);\n}\n');
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }

@@ -6,7 +6,9 @@
 //     with moduleResolution bundler, type-checked with tsc, then run from tsc's output.
 // Core and @hookline/testing are exercised; every other entry point is imported (peers are linked
 // from the workspace's own install, so nothing is fetched for them). A fifth project has no test runner:
-// @hookline/testing must load there, as a script outside any test run loads it. Needs `pnpm build` first, which
+// @hookline/testing must load there, as a script outside any test run loads it. A sixth is a Cloudflare
+// Worker's: the READMEs' Workers type-check with the Web platform's types alone (lib dom, no
+// @types/node, skipLibCheck off). Needs `pnpm build` first, which
 // .ci/run does; on a developer's machine without a build it is skipped with the reason printed.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +28,19 @@ import {
   withoutTestRunnerProgram,
 } from './consumers';
 import { link, workspaceCopy } from './fresh-project';
+import { readme } from './quick-start-files';
+import { blockFiles, theBlock } from './readme-blocks';
+
+/** The Workers the READMEs show: the Cloudflare README's src/worker.ts, and Hono's app made per isolate from its bindings. */
+function workerFiles(): Record<string, string> {
+  const cloudflare = blockFiles(theBlock(readme('cloudflare'), 'src/worker.ts', (block) => block.text.startsWith('// src/worker.ts\n')));
+  const hono = theBlock(
+    readme('hono'),
+    'the Workers app',
+    (block) => block.lang === 'ts' && block.text.includes('c.env.WEBHOOK_SECRET'),
+  ).text;
+  return { ...cloudflare, 'src/hono.ts': hono };
+}
 
 const exec = promisify(execFile);
 
@@ -80,6 +95,8 @@ interface ProjectShape {
   links?: string[];
   /** Only these packages' tarballs, and none of their peers linked: what a project that installed just them has. */
   only?: string[];
+  /** Whether a TypeScript project gets @types/node (a Worker's has none). @default true */
+  typesNode?: boolean;
 }
 
 /** Creates a project depending on every tarball, installs it with npm, links peers and @types/node. */
@@ -117,7 +134,7 @@ async function createProject(work: string, name: string, packed: PackedPackage[]
     }
   }
   const typesNode = workspaceCopy('@types/node');
-  if (shape.tsconfig && typesNode) link(project, '@types/node', typesNode);
+  if (shape.tsconfig && shape.typesNode !== false && typesNode) link(project, '@types/node', typesNode);
   for (const name of shape.links ?? []) {
     const target = workspaceCopy(name);
     if (target) link(project, name, target);
@@ -153,7 +170,7 @@ function expectImports(report: ConsumerReport, specifiers: string[], failing: Re
 
 describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into fresh projects', () => {
   let work = '';
-  const projects: Record<'esm' | 'cjs' | 'node16' | 'bundler' | 'nestjs' | 'plain', Promise<string>> = {} as never;
+  const projects: Record<'esm' | 'cjs' | 'node16' | 'bundler' | 'nestjs' | 'plain' | 'worker', Promise<string>> = {} as never;
 
   beforeAll(async () => {
     if (unbuilt.length > 0) throw new Error(`${unbuilt.join(', ')} not built: run \`pnpm build\` before the tests (.ci/run does)`);
@@ -203,6 +220,28 @@ describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into f
       type: 'module',
       files: { 'emulate.mjs': withoutTestRunnerProgram() },
       only: ['@hookline/core', '@hookline/client', '@hookline/testing'],
+    });
+    // A Cloudflare Worker's project: the Cloudflare README's Worker and Hono's per-isolate app, with the
+    // Web platform's types only (lib dom, as @cloudflare/workers-types gives them) and no @types/node.
+    projects.worker = createProject(work, 'worker', packed, {
+      type: 'module',
+      files: workerFiles(),
+      tsconfig: {
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'ESNext',
+          moduleResolution: 'bundler',
+          lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+          types: [],
+          strict: true,
+          skipLibCheck: false,
+          noEmit: true,
+        },
+        include: ['src'],
+      },
+      only: ['@hookline/core', '@hookline/cloudflare', '@hookline/hono'],
+      links: ['hono'],
+      typesNode: false,
     });
     // Installs run concurrently; wait for all so a failure is reported here, once.
     await Promise.all(Object.values(projects));
@@ -260,6 +299,15 @@ describe.skipIf(skipReason !== undefined)('the packed tarballs, installed into f
         verified: true,
         maxBodyBytes: 1024 * 1024,
       });
+    },
+    TSC_TEST_TIMEOUT_MS,
+  );
+
+  it.concurrent(
+    "TypeScript in a Worker (lib dom, no @types/node, skipLibCheck off): the Cloudflare and Hono READMEs' Workers type-check",
+    async () => {
+      const project = await projects.worker;
+      await run(process.execPath, [tsc, '-p', 'tsconfig.json'], project);
     },
     TSC_TEST_TIMEOUT_MS,
   );

@@ -1,32 +1,11 @@
-// The few lines the quick-start test adds around a README's snippet, where the README leaves a step to
-// the user or to a platform: the user's own functions the handlers call, and what a platform does
-// with a module the snippet exports (Nitro mounting a route file, Lambda invoking a handler, a fetch
-// runtime calling `fetch`, `wrangler dev` running a Worker). Kept as text, like consumers.ts: they
-// run only inside the fresh project, against the packed packages.
+// The few lines the quick-start tests add around a README's snippet, where the README leaves a step to
+// a platform: what a platform does with a module the snippet exports (Nitro mounting a route file,
+// Lambda invoking a handler, a fetch runtime calling `fetch`, `wrangler dev` running a Worker). Kept as
+// text, like consumers.ts: they are written beside the snippet and run with it, from the packed
+// packages (test/packaging) or from the workspace's sources (test/docs).
 
 /** Printed before the JSON of what an invocation harness got back, as its last line. */
 export const RESULTS = 'QUICK-START-RESULTS ';
-
-/**
- * Loaded with `--import` before a TypeScript quick start: the functions its handlers call that the
- * README leaves to the user (`markDelivered`, `db`, `audit`). Each prints one JSON line naming itself
- * and its arguments, which is how the test sees that a handler ran and with what.
- */
-export const STAND_INS = `const said = (called) => async (...args) => {
-  console.log(JSON.stringify({ called, args }));
-};
-globalThis.markDelivered = said('markDelivered');
-globalThis.audit = { log: said('audit.log') };
-globalThis.db = {
-  messages: {
-    markDelivered: said('db.messages.markDelivered'),
-    find: async (...args) => {
-      await said('db.messages.find')(...args);
-      return undefined;
-    },
-  },
-};
-`;
 
 /** What the Hono README says to do on Node, after its \`on Node:\` comment: `serveLine` is that code. */
 export function honoOnNode(appModule: string, serveLine: string): string {
@@ -87,9 +66,14 @@ process.exit(0);
 /**
  * What \`wrangler dev\` does with the Cloudflare README's Worker: bundles it (esbuild, the Workers
  * conditions) and runs it in workerd through Miniflare, with the Durable Object binding its
- * wrangler.toml declares and WEBHOOK_SECRET as a secret, on 127.0.0.1:PORT.
+ * wrangler.toml declares and WEBHOOK_SECRET as a secret, on 127.0.0.1:PORT. `conditions` come first
+ * (`@hookline/source`, to bundle the workspace's sources).
  */
-export function wranglerDev(entry: string, binding: { name: string; className: string; sqlite: boolean }): string {
+export function wranglerDev(
+  entry: string,
+  binding: { name: string; className: string; sqlite: boolean },
+  conditions: string[] = [],
+): string {
   return `import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 
@@ -101,7 +85,7 @@ const bundle = await build({
   platform: 'neutral',
   target: 'es2022',
   mainFields: ['module', 'main'],
-  conditions: ['workerd', 'worker', 'browser'],
+  conditions: ${JSON.stringify([...conditions, 'workerd', 'worker', 'browser'])},
   logLevel: 'error',
 });
 const mf = new Miniflare({
@@ -145,4 +129,51 @@ export function restApiEvent(body: string, headers: Record<string, string>, requ
     body: Buffer.from(body).toString('base64'),
     isBase64Encoded: true,
   };
+}
+
+/**
+ * What Lambda's event source mapping does with the SQS README's worker function: receives QUEUE_URL's
+ * messages (batches of up to 10) until a receive finds the queue empty, invokes the handler with them
+ * as records, deletes those it did not list in batchItemFailures; prints how many records ran and failed.
+ */
+export function sqsEventSourceMapping(workerModule: string): string {
+  return `import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { handler } from '${workerModule}';
+
+const sqs = new SQSClient({});
+const QueueUrl = process.env.QUEUE_URL;
+const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+let records = 0;
+let failures = 0;
+for (;;) {
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, MessageAttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }),
+  );
+  if (Messages.length === 0 && records > 0) break;
+  if (Messages.length === 0) continue;
+  const batch = Messages.map((message) => ({
+    messageId: message.MessageId,
+    receiptHandle: message.ReceiptHandle,
+    body: message.Body,
+    attributes: message.Attributes,
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
+        name,
+        { stringValue: value.StringValue, stringListValues: [], binaryListValues: [], dataType: value.DataType },
+      ]),
+    ),
+    md5OfBody: message.MD5OfBody,
+    eventSource: 'aws:sqs',
+    eventSourceARN: Attributes.QueueArn,
+    awsRegion: 'us-east-1',
+  }));
+  const { batchItemFailures } = await handler({ Records: batch }, { getRemainingTimeInMillis: () => 60_000 });
+  const failed = new Set(batchItemFailures.map((failure) => failure.itemIdentifier));
+  for (const record of batch) if (!failed.has(record.messageId)) await sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: record.receiptHandle }));
+  records += batch.length;
+  failures += failed.size;
+}
+console.log(${JSON.stringify(RESULTS)} + JSON.stringify([{ records, failures }]));
+process.exit(0);
+`;
 }

@@ -84,14 +84,12 @@ const NPX = 'npx() { PATH="$PROJECT_BIN:$PATH" command "$@"; }\n';
 /**
  * The ways to run things in the project at `project`. `env` goes to every child (the webhook secret);
  * `plainNode` names the scripts a README runs with `node` itself: everything else, the README's
- * TypeScript and the harnesses that import it, runs through tsx with the project's `stand-ins.mjs`
- * (the user's own functions) loaded first.
+ * TypeScript and the harnesses that import it, runs through tsx, with `nodeArgs` before it (the
+ * workspace's run adds `--conditions=@hookline/source`, so that @hookline/* load from their sources).
  */
-export function processesIn(project: string, env: Record<string, string>, plainNode: string[]) {
-  const standIns = pathToFileURL(join(project, 'stand-ins.mjs')).href;
-
+export function processesIn(project: string, env: Record<string, string>, plainNode: string[], nodeArgs: string[] = []) {
   function startNode(dir: string, entry: string, more: Record<string, string> = {}): Child {
-    const args = plainNode.includes(entry) ? [entry] : ['--import', TSX, '--import', standIns, entry];
+    const args = plainNode.includes(entry) ? [entry] : [...nodeArgs, '--import', TSX, entry];
     return startChild(process.execPath, args, dir, cleanEnv({ ...env, ...more }));
   }
 

@@ -1,17 +1,19 @@
 // Every quick start the READMEs give, run as written from the packed tarballs in one fresh project
-// outside the repository: the main README's, each adapter's, the emulator's and each store's (the
-// OpenTelemetry one has its own test beside this one; queue mode's, with its worker, another), and
-// the READMEs' `hookline` command lines. All tarballs are installed with one `npm install`, as the main
+// outside the repository: the main README's, each adapter's, the emulator's, each store's and SQS's
+// answer-fast functions, type-checked as its install lines set a project up (skipLibCheck off) and
+// run against the SQS test server (the OpenTelemetry one has its own test beside this one; BullMQ's
+// and pg-boss's workers test/examples/queue-readme-shutdown.smoke.test.ts), and the READMEs'
+// `hookline` command lines. All tarballs are installed with one `npm install`, as the main
 // README says to install from a clone; the frameworks, database clients and tools a user already has
 // are linked from the workspace's install, so nothing is fetched.
 //
 // Each snippet is written into the project as the README shows it and started as its README says:
 // TypeScript with tsx (the workspace's), the emulator's script with plain `node`, shell lines with
-// bash. What the README leaves to the user is added around it, never into it: the functions its
-// handlers call (`markDelivered`, `db`, `audit`: stand-ins that print their call) and what a platform
-// does with a module it exports (quick-start-harnesses.ts). It listens on PORT, which every snippet
-// reads. Then one signed delivery must be answered 200 with the handler run once, the same delivery
-// again 200 as a duplicate without running it, and a wrong signature 401 in the error shape. Every
+// bash. Nothing is added to a snippet: what its handlers call, it defines (a stand-in that prints the
+// messageId); what a platform does with a module it exports is added around it
+// (quick-start-harnesses.ts). It listens on PORT, which every snippet reads. Then one signed delivery
+// must be answered 200 with the handler run once, the same delivery again 200 as a duplicate without
+// running it, and a wrong signature 401 in the error shape (quick-start-deliveries.ts). Every
 // `@hookline/*` package a snippet imports must be in its README's install line.
 //
 // Not run as a whole here: Next.js (its routes are called as Next calls them, the App Router's POST
@@ -32,37 +34,36 @@ import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listPackages, missingBuildFiles, type PackedPackage, packAll, ROOT } from '../../scripts/pack-packages.mjs';
+import { testQueues } from '../sqs/support/sqs-queues';
 import { freePort } from '../support/free-port';
+import { startSqsServer } from '../support/sqs-server/start';
 import { REDIS_URL, requirePostgres, requireRedis } from '../support/servers';
 import { cleanEnv, link, within, workspaceCopy } from './fresh-project';
+import { expectAnswers, expectHandledOnce, postEach, threeDeliveries as deliveriesSignedWith } from './quick-start-deliveries';
+import { type App, type Processes, processesIn } from './quick-start-processes';
 import {
-  DYNALITE_TABLE,
-  honoOnNode,
-  invokeEach,
-  nextPagesRoute,
-  nitroRoute,
-  restApiEvent,
-  STAND_INS,
-  wranglerDev,
-} from './quick-start-harnesses';
-import { type App, type Child, type Processes, processesIn } from './quick-start-processes';
+  appQuickStart,
+  expectMainQuickStart,
+  expectFetchHarness,
+  awsLambdaQuickStart,
+  expectAwsLambdaQuickStart,
+  blockWith,
+  cloudflareQuickStart,
+  h3QuickStart,
+  honoQuickStart,
+  MAIN_README,
+  mainQuickStart,
+  nextQuickStart,
+  readme,
+  sqsQuickStart,
+} from './quick-start-files';
+import { restApiEvent } from './quick-start-harnesses';
 import { MYSQL_URL, mysqlServer, postgresServer, startDynalite, withDatabase } from './quick-start-servers';
-import {
-  blockFiles,
-  type CodeBlock,
-  codeBlocks,
-  firstBlock,
-  importedPackages,
-  installLines,
-  installSpecs,
-  theBlock,
-} from './readme-blocks';
+import { type CodeBlock, firstBlock, importedPackages, installLines, installSpecs } from './readme-blocks';
 
 const exec = promisify(execFile);
 
 const SECRET = 'whsec_quick_start';
-const MAIN_README = join(ROOT, 'README.md');
-const readme = (folder: string) => join(ROOT, 'packages', folder, 'README.md');
 const EMULATOR_README = join(ROOT, 'packages', 'testing', 'src', 'emulator', 'README.md');
 const QUICK_START_MS = 120_000;
 
@@ -81,6 +82,7 @@ const THIRD_PARTY = [
   'mysql2',
   'better-sqlite3',
   '@aws-sdk/client-dynamodb',
+  '@aws-sdk/client-sqs',
   'esbuild',
   'miniflare',
 ];
@@ -132,7 +134,6 @@ async function createProject(work: string, packed: PackedPackage[]): Promise<str
     if (target === undefined) throw new Error(`the workspace has no ${name} installed to link`);
     link(dir, name, target);
   }
-  writeFileSync(join(dir, 'stand-ins.mjs'), STAND_INS);
   return dir;
 }
 
@@ -148,90 +149,23 @@ function quickStart(name: string, files: Record<string, string>): string {
 
 // ---- Deliveries and what must come back -----------------------------------------------------------
 
-interface Payload {
-  body: string;
-  headers: Record<string, string>;
-}
-interface Answer {
-  status: number;
-  body: string;
-}
+const threeDeliveries = () => deliveriesSignedWith(SECRET);
 
-/** A signed message.delivered, the same bytes again (a retry), and another one signed with the wrong secret. */
-function threeDeliveries(): { messageId: string; deliveryId: string; payloads: Payload[] } {
-  const id = randomBytes(8).toString('hex');
-  const delivery = createDelivery('message.delivered', { messageId: `msg_quick_start_${id}` }, { deliveryId: `wdl_quick_start_${id}` });
-  const body = serializeDelivery(delivery);
-  const signed = { body, headers: createSignedPayload(body, SECRET).headers };
-  const other = serializeDelivery(createDelivery('message.delivered', {}, { deliveryId: `wdl_quick_start_forged_${id}` }));
-  const forged = { body: other, headers: createSignedPayload(other, 'whsec_not_the_webhooks_secret').headers };
-  return { messageId: delivery.data.messageId, deliveryId: delivery.deliveryId, payloads: [signed, signed, forged] };
-}
+/** Whether a handler's stand-in printed a delivered message's line (`delivered msg_…`). */
+const printedDelivered = (output: string): boolean => /^delivered msg_\w+/m.test(output);
 
-/** The inputs of a fetch harness: each payload as a POST to /webhooks. */
-const requestsOf = (payloads: Payload[]) => payloads.map((payload) => ({ url: 'http://127.0.0.1/webhooks', method: 'POST', ...payload }));
-
-async function postEach(url: string, payloads: Payload[]): Promise<Answer[]> {
-  const answers: Answer[] = [];
-  for (const { body, headers } of payloads) {
-    const response = await fetch(url, { method: 'POST', body, headers });
-    answers.push({ status: response.status, body: await response.text() });
-  }
-  return answers;
-}
-
-const json = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-};
-
-/** 200 and handled; 200 and a duplicate; 401 in the error shape. */
-function expectAnswers(answers: Answer[]): void {
-  const [first, again, forged] = answers.map((answer) => ({ status: answer.status, body: json(answer.body) }));
-  expect(first).toEqual({ status: 200, body: { ok: true } });
-  expect(again).toEqual({ status: 200, body: { ok: true, duplicate: true } });
-  expect(forged).toEqual({
-    status: 401,
-    body: { error: { code: 'INVALID_SIGNATURE', message: expect.any(String), details: expect.any(Object) } },
-  });
-}
-
-/** The stand-in calls a quick start printed (one JSON line each). */
-function calls(output: string): { called: string; args: unknown[] }[] {
-  return output
-    .split('\n')
-    .filter((line) => line.startsWith('{"called":'))
-    .map((line) => JSON.parse(line) as { called: string; args: unknown[] });
-}
-
-const callsOf = (output: string, called: string, first: unknown) =>
-  calls(output).filter((call) => call.called === called && call.args[0] === first);
-
-/** The handler ran once for the message: `called` was called once with `messageId` first. */
-async function expectCalledOnce(child: Child, called: string, messageId: string): Promise<void> {
-  await within(
-    10_000,
-    () => (callsOf(child.output(), called, messageId).length > 0 ? true : undefined),
-    () => `the handler never called ${called}(${messageId}); output:\n${child.output()}`,
-  );
-  expect(callsOf(child.output(), called, messageId)).toHaveLength(1);
-}
-
-/** Serves, delivers over HTTP, checks the answers and that the handler called `called` once; stops. */
+/** Serves, delivers over HTTP, checks the answers and (`handled`) that the handler ran once; stops. */
 async function expectServes(
   dir: string,
   entry: string,
-  called: string | undefined,
+  handled: boolean,
   options: { path?: string; env?: Record<string, string> } = {},
 ): Promise<{ deliveryId: string }> {
   const app = await run.serve(dir, entry, options);
   try {
     const { messageId, deliveryId, payloads } = threeDeliveries();
     expectAnswers(await postEach(app.url, payloads));
-    if (called !== undefined) await expectCalledOnce(app, called, messageId);
+    if (handled) await expectHandledOnce(app.output, messageId);
     return { deliveryId };
   } finally {
     await app.stop();
@@ -239,12 +173,6 @@ async function expectServes(
 }
 
 // ---- Reading the READMEs --------------------------------------------------------------------------
-
-const blockWith = (path: string, what: string, test: (block: CodeBlock) => boolean) => theBlock(path, what, test).text;
-
-/** The main README's quick start, also the receiver its shell lines talk to. */
-const mainQuickStart = () =>
-  blockWith(MAIN_README, 'the quick start', (block) => block.lang === 'ts' && block.text.includes('PermanentFailure }'));
 
 /** Each `@hookline/*` package the sources import is in one of the README's `npm install` lines. */
 function expectInstalled(readmePath: string, ...sources: string[]): void {
@@ -293,10 +221,7 @@ async function expectShellBlockRuns(block: string): Promise<void> {
     const signature = createSignedPayload(body, secret).headers['x-service-signature'] ?? '';
     const { code, output } = await run.runShell(dir, onPort(block, port), { SIG: signature });
     expect(code, output).toBe(0);
-    expect(
-      calls(app.output()).some((call) => call.called === 'db.messages.markDelivered'),
-      app.output(),
-    ).toBe(true);
+    expect(printedDelivered(app.output()), app.output()).toBe(true);
   } finally {
     await app.stop();
   }
@@ -337,17 +262,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
     async () => {
       const source = mainQuickStart();
       expectInstalled(MAIN_README, source);
-      const dir = quickStart('main', { 'app.ts': source });
-      const app = await run.serve(dir, 'app.ts');
-      try {
-        const { messageId, deliveryId, payloads } = threeDeliveries();
-        expectAnswers(await postEach(app.url, payloads));
-        await expectCalledOnce(app, 'db.messages.markDelivered', messageId);
-        // The group handler ('message.*') ran too, once.
-        expect(calls(app.output()).filter((call) => call.called === 'audit.log' && call.args[1] === deliveryId)).toHaveLength(1);
-      } finally {
-        await app.stop();
-      }
+      await expectMainQuickStart(run, quickStart('main', { 'app.ts': source }), SECRET);
     },
     QUICK_START_MS,
   );
@@ -355,9 +270,9 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
   it.concurrent(
     '@hookline/core: node:http',
     async () => {
-      const source = firstBlock(readme('core'), 'ts').text;
-      expectInstalled(readme('core'), source);
-      await expectServes(quickStart('core', { 'app.ts': source }), 'app.ts', 'markDelivered');
+      const { files, snippets } = appQuickStart('core');
+      expectInstalled(readme('core'), ...snippets);
+      await expectServes(quickStart('core', files), 'app.ts', true);
     },
     QUICK_START_MS,
   );
@@ -366,9 +281,9 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
     it.concurrent(
       `@hookline/${framework}`,
       async () => {
-        const source = firstBlock(readme(framework), 'ts').text;
-        expectInstalled(readme(framework), source);
-        await expectServes(quickStart(framework, { 'app.ts': source }), 'app.ts', 'markDelivered');
+        const { files, snippets } = appQuickStart(framework);
+        expectInstalled(readme(framework), ...snippets);
+        await expectServes(quickStart(framework, files), 'app.ts', true);
       },
       QUICK_START_MS,
     );
@@ -377,21 +292,12 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
   it.concurrent(
     '@hookline/hono: on Node as its comment says (@hono/node-server), and its default export as a fetch runtime calls it',
     async () => {
-      const source = firstBlock(readme('hono'), 'ts').text;
-      expectInstalled(readme('hono'), source);
-      const serveLine = /on Node: (serve\(.+\))\s*$/m.exec(source)?.[1];
-      expect(serveLine, 'the `on Node: serve(…)` comment').toBeDefined();
-      const dir = quickStart('hono', {
-        'app.ts': source,
-        'node.mjs': honoOnNode('./app.ts', serveLine ?? ''),
-        'fetch.mjs': invokeEach('./app.ts', 'default', 'fetch'),
-      });
-      await expectServes(dir, 'node.mjs', 'markDelivered');
+      const { files, snippets } = honoQuickStart();
+      expectInstalled(readme('hono'), ...snippets);
+      const dir = quickStart('hono', files);
+      await expectServes(dir, 'node.mjs', true);
       // Bun, Deno and Workers call the default export's fetch with each Request.
-      const { messageId, payloads } = threeDeliveries();
-      const fetched = await run.invoke(dir, 'fetch.mjs', requestsOf(payloads));
-      expectAnswers(fetched.results as Answer[]);
-      expect(callsOf(fetched.output, 'markDelivered', messageId)).toHaveLength(1);
+      await expectFetchHarness(run, dir, 'fetch.mjs', SECRET);
     },
     QUICK_START_MS,
   );
@@ -399,20 +305,11 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
   it.concurrent(
     '@hookline/h3: h3 v2 with serve(), and the Nuxt files mounted as Nitro mounts them (h3 v1)',
     async () => {
-      const path = readme('h3');
-      const v2 = blockWith(path, 'the h3 v2 app', (block) => block.text.includes('new H3()'));
-      const nuxt = codeBlocks(path)
-        .filter((block) => block.text.startsWith('// server/'))
-        .map(blockFiles);
-      expect(nuxt.flatMap(Object.keys)).toEqual(['server/utils/receiver.ts', 'server/api/webhooks.post.ts']);
-      expectInstalled(path, v2, ...nuxt.flatMap(Object.values));
-      const dir = quickStart('h3', {
-        'app.ts': v2,
-        ...Object.assign({}, ...nuxt),
-        'nitro.mjs': nitroRoute('./server/api/webhooks.post.ts'),
-      });
-      await expectServes(dir, 'app.ts', 'markDelivered');
-      await expectServes(dir, 'nitro.mjs', 'markDelivered', { path: '/api/webhooks' });
+      const { files, snippets } = h3QuickStart();
+      expectInstalled(readme('h3'), ...snippets);
+      const dir = quickStart('h3', files);
+      await expectServes(dir, 'app.ts', true);
+      await expectServes(dir, 'nitro.mjs', true, { path: '/api/webhooks' });
     },
     QUICK_START_MS,
   );
@@ -420,24 +317,11 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
   it.concurrent(
     '@hookline/next: the App Router route called with Requests, the Pages Router route with node req/res',
     async () => {
-      const path = readme('next');
-      const appRouter = blockFiles(theBlock(path, 'the App Router files', (block) => block.text.startsWith('// lib/receiver.ts')));
-      expect(Object.keys(appRouter)).toEqual(['lib/receiver.ts', 'app/webhooks/route.ts']);
-      const pages = blockFiles(theBlock(path, 'the Pages Router route', (block) => block.text.startsWith('// pages/api/')));
-      expectInstalled(path, ...Object.values(appRouter), ...Object.values(pages));
-      const dir = quickStart('next', {
-        ...appRouter,
-        ...pages,
-        // The `@/` alias of every create-next-app project.
-        'tsconfig.json': JSON.stringify({ compilerOptions: { baseUrl: '.', paths: { '@/*': ['./*'] } } }),
-        'app-router.mjs': invokeEach('./app/webhooks/route.ts', 'POST', 'fetch'),
-        'pages-router.mjs': nextPagesRoute('./pages/api/webhooks.ts'),
-      });
-      const { messageId, payloads } = threeDeliveries();
-      const routed = await run.invoke(dir, 'app-router.mjs', requestsOf(payloads));
-      expectAnswers(routed.results as Answer[]);
-      expect(callsOf(routed.output, 'markDelivered', messageId)).toHaveLength(1);
-      await expectServes(dir, 'pages-router.mjs', 'markDelivered', { path: '/api/webhooks' });
+      const { files, snippets } = nextQuickStart();
+      expectInstalled(readme('next'), ...snippets);
+      const dir = quickStart('next', files);
+      await expectFetchHarness(run, dir, 'app-router.mjs', SECRET);
+      await expectServes(dir, 'pages-router.mjs', true, { path: '/api/webhooks' });
     },
     QUICK_START_MS,
   );
@@ -460,7 +344,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
     async () => {
       const source = firstBlock(readme('redis'), 'ts').text;
       expectInstalled(readme('redis'), source);
-      const { deliveryId } = await expectServes(quickStart('redis', { 'app.ts': source }), 'app.ts', 'markDelivered', {
+      const { deliveryId } = await expectServes(quickStart('redis', { 'app.ts': source }), 'app.ts', true, {
         env: { REDIS_URL },
       });
       const client = createClient({ url: REDIS_URL });
@@ -482,7 +366,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
       const source = firstBlock(readme('postgres'), 'ts').text;
       expectInstalled(readme('postgres'), source);
       await withDatabase(postgresServer, async (url) => {
-        await expectServes(quickStart('postgres', { 'app.ts': source }), 'app.ts', 'markDelivered', { env: { DATABASE_URL: url } });
+        await expectServes(quickStart('postgres', { 'app.ts': source }), 'app.ts', true, { env: { DATABASE_URL: url } });
         const pool = new pg.Pool({ connectionString: url });
         try {
           // setup() made the table, and the delivery's row is in it.
@@ -502,7 +386,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
       const source = firstBlock(readme('mysql'), 'ts').text;
       expectInstalled(readme('mysql'), source);
       await withDatabase(mysqlServer, async (url) => {
-        await expectServes(quickStart('mysql', { 'app.ts': source }), 'app.ts', 'markDelivered', { env: { MYSQL_URL: url } });
+        await expectServes(quickStart('mysql', { 'app.ts': source }), 'app.ts', true, { env: { MYSQL_URL: url } });
         const connection = await mysql.createConnection({ uri: url });
         try {
           const [rows] = await connection.query('SELECT COUNT(*) AS n FROM hookline_idempotency');
@@ -527,7 +411,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
       const dir = quickStart('sqlite', { 'app.ts': source, 'node20.ts': node20 });
       for (const entry of [...(hasNodeSqlite ? ['app.ts'] : []), ...(betterSqliteLoads ? ['node20.ts'] : [])]) {
         rmSync(join(dir, 'hookline.db'), { force: true });
-        await expectServes(dir, entry, 'markDelivered');
+        await expectServes(dir, entry, true);
         expect(existsSync(join(dir, 'hookline.db')), `${entry} made ./hookline.db`).toBe(true);
       }
     },
@@ -537,41 +421,81 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
   it.concurrent(
     '@hookline/dynamodb and @hookline/aws-lambda: the handler invoked with API Gateway events, its store in dynalite',
     async () => {
-      const setup = firstBlock(readme('dynamodb'), 'ts').text;
-      const lambda = firstBlock(readme('aws-lambda'), 'ts').text;
-      expectInstalled(readme('dynamodb'), setup);
-      expectInstalled(readme('aws-lambda'), lambda);
-      const tableName = /table: '([^']+)'/.exec(setup)?.[1];
-      expect(tableName, "the dynamodb quick start's table name").toBeDefined();
-      const dynalite = await startDynalite();
+      const { files, snippets, tableName } = awsLambdaQuickStart();
+      expectInstalled(readme('dynamodb'), snippets[0] ?? '');
+      expectInstalled(readme('aws-lambda'), snippets[1] ?? '');
+      await expectAwsLambdaQuickStart(run, quickStart('aws', files), tableName, SECRET);
+    },
+    QUICK_START_MS,
+  );
+
+  it.concurrent(
+    "@hookline/sqs: type-checks with its README's install lines (skipLibCheck off); the web function answers 202, the worker function runs the job",
+    async () => {
+      const path = readme('sqs');
+      const { files, snippets } = sqsQuickStart();
+      expectInstalled(path, ...snippets);
+      const dir = quickStart('sqs', {
+        ...files,
+        'tsconfig.json': JSON.stringify({
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'ESNext',
+            moduleResolution: 'bundler',
+            strict: true,
+            skipLibCheck: false,
+            noEmit: true,
+            types: ['node'],
+          },
+          files: ['receiver.ts', 'web.ts', 'worker.ts'],
+        }),
+      });
+      // The types packages the README installs, and @types/node, which a Node project has (no other quick start links them).
+      const typesPackages = installLines(path)
+        .flatMap((line) => installSpecs(line).map((spec) => spec.name))
+        .filter((name) => name.startsWith('@types/'));
+      for (const name of [...typesPackages, '@types/node'])
+        link(project, name, workspaceCopy(name, undefined, true) ?? `${name} is not installed in the workspace`);
+      await exec(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: dir }).catch(
+        (error) => {
+          throw new Error(`tsc failed:\n${(error as { stdout?: string }).stdout ?? error}`);
+        },
+      );
+      const [server, dynalite] = await Promise.all([startSqsServer(), startDynalite()]);
       try {
+        const queues = await testQueues(server);
         const env = {
           AWS_REGION: 'us-east-1',
           AWS_ACCESS_KEY_ID: 'quick-start',
           AWS_SECRET_ACCESS_KEY: 'quick-start',
+          AWS_ENDPOINT_URL_SQS: server.endpoint,
           AWS_ENDPOINT_URL_DYNAMODB: dynalite.url,
-          TABLE_NAME: tableName ?? '',
+          QUEUE_URL: queues.queueUrl,
+          TABLE_NAME: /table: '([^']+)'/.exec(files['receiver.ts'] ?? '')?.[1] ?? 'no table name',
         };
-        const dir = quickStart('aws', {
-          'table.mjs': DYNALITE_TABLE,
-          'dynamodb.ts': setup,
-          'handler.ts': lambda,
-          'invoke.mjs': invokeEach('./handler.ts', 'handler', 'lambda'),
-        });
-        // dynalite has no UpdateTimeToLive, which store.setup() sends after creating a table: the
-        // table is made first without it, so the README's call takes its "already there" path.
-        for (const script of ['table.mjs', 'dynamodb.ts']) {
-          const { ended, output } = await run.runToEnd(dir, script, env);
-          expect(ended, `${script}:\n${output}`).toBe('exit code 0');
+        try {
+          const table = await run.runToEnd(dir, 'table.mjs', env);
+          expect(table.ended, table.output).toBe('exit code 0');
+          const { payloads } = threeDeliveries();
+          const events = payloads.map(({ body, headers }, index) => restApiEvent(body, headers, `request-${index}`));
+          const web = await run.invoke(dir, 'web.mjs', events, env);
+          const answers = (web.results as { statusCode: number; body: string }[]).map(({ statusCode, body }) => [
+            statusCode,
+            JSON.parse(body),
+          ]);
+          expect(answers).toEqual([
+            [202, { ok: true, queued: true }],
+            [200, { ok: true, duplicate: true }],
+            [401, { error: expect.objectContaining({ code: 'INVALID_SIGNATURE' }) }],
+          ]);
+          // One message for the one delivery; the worker runs it (its handler is the reader's `/* slow work */`).
+          const mapped = await run.invoke(dir, 'mapping.mjs', [], env);
+          expect(mapped.results, mapped.output).toEqual([{ records: 1, failures: 0 }]);
+        } finally {
+          await queues.remove();
         }
-        const { messageId, payloads } = threeDeliveries();
-        const events = payloads.map(({ body, headers }, index) => restApiEvent(body, headers, `request-${index}`));
-        const invoked = await run.invoke(dir, 'invoke.mjs', events, env);
-        const results = invoked.results as { statusCode: number; body: string }[];
-        expectAnswers(results.map(({ statusCode, body }) => ({ status: statusCode, body })));
-        expect(callsOf(invoked.output, 'markDelivered', messageId)).toHaveLength(1);
       } finally {
-        await dynalite.close();
+        await Promise.all([server.stop(), dynalite.close()]);
       }
     },
     QUICK_START_MS,
@@ -580,19 +504,11 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
   it.concurrent(
     '@hookline/cloudflare: the Worker in workerd (Miniflare, as `wrangler dev` runs it), its Durable Object as the store',
     async () => {
-      const path = readme('cloudflare');
-      const worker = blockFiles(theBlock(path, 'src/worker.ts', (block) => block.text.startsWith('// src/worker.ts\n')));
-      const toml = blockWith(path, 'wrangler.toml', (block) => block.text.startsWith('# wrangler.toml\n'));
-      expectInstalled(path, ...Object.values(worker));
-      const binding = {
-        name: /^name = "([^"]+)"/m.exec(toml)?.[1] ?? 'no binding name',
-        className: /^class_name = "([^"]+)"/m.exec(toml)?.[1] ?? 'no class_name',
-        sqlite: /^new_sqlite_classes = /m.test(toml),
-      };
-      const dir = quickStart('cloudflare', { ...worker, 'dev.mjs': wranglerDev('./src/worker.ts', binding) });
+      const { files, snippets } = cloudflareQuickStart();
+      expectInstalled(readme('cloudflare'), ...snippets);
       // Its handler body is the user's (`/* … */`): answered { ok: true }, not `unhandled`, it ran; the
       // repeat answered as a duplicate went through the Durable Object.
-      await expectServes(dir, 'dev.mjs', undefined);
+      await expectServes(quickStart('cloudflare', files), 'dev.mjs', false);
     },
     QUICK_START_MS,
   );
@@ -652,7 +568,7 @@ describe.skipIf(skipReason !== undefined)('every quick start, run as its README 
         const app = receiver;
         await within(
           10_000,
-          () => (calls(app.output()).some((call) => call.called === 'db.messages.markDelivered') ? true : undefined),
+          () => (printedDelivered(app.output()) ? true : undefined),
           () => `the receiver's handler never ran:\n${app.output()}`,
         );
       } finally {

@@ -1,11 +1,11 @@
-import type { IncomingMessage } from 'node:http';
 import { bodyAlreadyParsed, payloadTooLarge, requestTimeout } from './answers';
 import { checkDeclaredLength, concatChunks, hasTimeLimit } from './body';
 import { clearDeadline, type Expiring, setDeadline } from './node-deadlines';
 import { type LingerOptions, lingerAfterAnswer } from './node-linger';
 
-/** A node request that a framework may have decorated with a parsed or raw body. */
-export type NodeRequest = IncomingMessage & { body?: unknown; rawBody?: unknown; _body?: unknown };
+import type { NodeRequest } from './node-types';
+
+export type { NodeRequest } from './node-types';
 
 /**
  * `value` as node's request when it is one (a stream with a header record), else undefined: how an

@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { methodNotAllowed, notFound, type ReceiverAnswer } from './answers';
 import { isPromiseLike } from './awaitable';
 import { receiveDirect } from './receiver-entry';
@@ -6,10 +5,12 @@ import { HooklineError } from './errors';
 import { type AdapterOptions, routeBodyTimeoutMs } from './adapter-options';
 import { type BodyDestination, type NodeBodyOptions, type NodeRequest, PARSED_BODY_FIX, readNodeBodyInto } from './node-body';
 import { type LingerOptions, lingerOnRefusal } from './node-linger';
+import type { NodeIncomingMessage, NodeServerResponse } from './node-types';
 import type { ReceiverEndpoint } from './receiver';
 
 // The bridge's building blocks live in node-body.ts (reading) and node-linger.ts (the lingering close).
 export { asNodeRequest, type NodeBodyOptions, type NodeRequest, readNodeBody } from './node-body';
+export type { NodeIncomingMessage, NodeServerResponse } from './node-types';
 export { LINGER_DEFAULTS, type LingerOptions, lingerAfterAnswer, lingerOnRefusal } from './node-linger';
 
 /**
@@ -20,7 +21,12 @@ export { LINGER_DEFAULTS, type LingerOptions, lingerAfterAnswer, lingerOnRefusal
  * @example
  * writeEarlyNodeAnswer(req, res, receiver.answerError(methodNotAllowed(req.method ?? 'unknown')));
  */
-export function writeEarlyNodeAnswer(req: IncomingMessage, res: ServerResponse, answer: ReceiverAnswer, linger?: LingerOptions): void {
+export function writeEarlyNodeAnswer(
+  req: NodeIncomingMessage,
+  res: NodeServerResponse,
+  answer: ReceiverAnswer,
+  linger?: LingerOptions,
+): void {
   writeNodeAnswer(res, lingerOnRefusal(req, answer, linger));
 }
 
@@ -30,7 +36,7 @@ export function writeEarlyNodeAnswer(req: IncomingMessage, res: ServerResponse, 
  * @example
  * writeNodeAnswer(res, await receiver.handle({ body, headers: req.headers }));
  */
-export function writeNodeAnswer(res: ServerResponse, answer: ReceiverAnswer): void {
+export function writeNodeAnswer(res: NodeServerResponse, answer: ReceiverAnswer): void {
   if (res.headersSent || res.writableEnded) return;
   // One writeHead with every header: node then serialises the object as is, where each setHeader()
   // validates and stores its header first (headers a middleware set before still go out). The answer
@@ -74,7 +80,7 @@ export function createNodeHandler(receiver: ReceiverEndpoint, options: NodeHandl
   // That microtask is kept on purpose: the promise is subscribed to here, so the receiver and the
   // handlers run in this call's async context (AsyncLocalStorage, OpenTelemetry's active span), not
   // in the stream's. The promise settles once the answer is written, for frameworks that await it.
-  return function hooklineNodeHandler(req: NodeRequest, res: ServerResponse, next?: (error?: unknown) => void): Promise<void> {
+  return function hooklineNodeHandler(req: NodeRequest, res: NodeServerResponse, next?: (error?: unknown) => void): Promise<void> {
     if (path !== undefined) {
       const url = req.url ?? '/';
       const query = url.indexOf('?');
@@ -108,7 +114,7 @@ class Exchange implements BodyDestination {
   constructor(
     private readonly receiver: ReceiverEndpoint,
     private readonly req: NodeRequest,
-    private readonly res: ServerResponse,
+    private readonly res: NodeServerResponse,
     private readonly linger: LingerOptions | undefined,
     /** Settles the handler's promise with this exchange once the body is read or refused. */
     private readonly bodyDone: (exchange: Exchange) => void,

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { ReceiverAnswer } from './answers';
+import type { NodeIncomingMessage } from './node-types';
 
 /**
  * Bounds of the lingering close: what hookline still reads, and throws away, from a client it
@@ -32,9 +33,9 @@ const LINGERING = Symbol.for('hookline.lingering');
 type LingeringSocket = NonNullable<IncomingMessage['socket']> & { [LINGERING]?: true };
 
 /** Whether body bytes of this request may still be on their way (it has a body, not yet read whole). */
-function bodyToCome(req: IncomingMessage): boolean {
+function bodyToCome(req: NodeIncomingMessage): boolean {
   if (req.complete || req.readableEnded) return false;
-  const headers = req.headers as IncomingMessage['headers'] | undefined;
+  const headers = req.headers as NodeIncomingMessage['headers'] | undefined;
   if (headers === undefined) return false;
   const length = headers['content-length'];
   return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '' && length !== '0');
@@ -57,7 +58,7 @@ function bodyToCome(req: IncomingMessage): boolean {
  * if (lingerAfterAnswer(req)) answer.headers.connection = 'close';
  * writeNodeAnswer(res, answer);
  */
-export function lingerAfterAnswer(req: IncomingMessage, options: LingerOptions = {}): boolean {
+export function lingerAfterAnswer(req: NodeIncomingMessage, options: LingerOptions = {}): boolean {
   if (!bodyToCome(req) || req.httpVersionMajor >= 2) return false;
   const socket = req.socket as LingeringSocket | null | undefined;
   if (socket == null || socket.destroyed || typeof socket.destroySoon !== 'function') return false;
@@ -111,7 +112,7 @@ export function lingerAfterAnswer(req: IncomingMessage, options: LingerOptions =
  * @example
  * reply.code(answer.status).headers(lingerOnRefusal(request.raw, answer).headers).send(answer.body);
  */
-export function lingerOnRefusal(req: IncomingMessage | undefined, answer: ReceiverAnswer, linger?: LingerOptions): ReceiverAnswer {
+export function lingerOnRefusal(req: NodeIncomingMessage | undefined, answer: ReceiverAnswer, linger?: LingerOptions): ReceiverAnswer {
   if (answer.status >= 400 && req !== undefined && lingerAfterAnswer(req, linger)) answer.headers.connection = 'close';
   return answer;
 }

@@ -41,7 +41,7 @@ export function openNodeSqlite(filename: string): SqliteDatabaseLike & { close()
   const sqlite = loadNodeSqlite();
   if (sqlite === undefined) {
     throw new Error(
-      `sqliteStore: this Node (${process.version}) has no node:sqlite (Node 22.13 and later have it). Pass a better-sqlite3 (or libsql) Database as \`database\` instead of \`filename\`.`,
+      `sqliteStore: this Node (${process.version}) has no node:sqlite (Node 22.13 and later have it). Pass a better-sqlite3 (or libsql) Database as \`client\` instead of \`filename\`: sqliteStore({ client: new Database('./hookline.db') }) with \`import Database from 'better-sqlite3'\`.`,
     );
   }
   return new sqlite.DatabaseSync(filename);

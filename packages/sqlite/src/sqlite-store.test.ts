@@ -55,7 +55,10 @@ describe('schema', () => {
     expect(() => sqliteStore({})).toThrow(/either `filename`/);
     expect(() => sqliteStore({ database: {} } as never)).toThrow(new TypeError('sqliteStore: `database` is now `client`'));
     if (nodeSqlite === undefined) {
-      expect(() => sqliteStore({ filename: file() })).toThrow(/has no node:sqlite.*better-sqlite3/);
+      // The option it names is the one that exists: `client` (`database` is refused as renamed).
+      expect(() => sqliteStore({ filename: file() })).toThrow(
+        /has no node:sqlite.*as `client` instead of `filename`: sqliteStore\(\{ client: new Database\('\.\/hookline\.db'\) \}\)/,
+      );
     } else {
       const store = sqliteStore({ filename: file() });
       expect(await store.claim('k', 't', 1_000)).toEqual({ state: 'acquired', attempt: 1 });

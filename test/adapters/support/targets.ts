@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { createNodeHandler, type NodeRequest } from '@hookline/core';
+import { createNodeHandler } from '@hookline/core';
 import { webhookHandler as expressWebhookHandler } from '@hookline/express';
 import { webhookPlugin } from '@hookline/fastify';
 import { webhookHandler as honoWebhookHandler } from '@hookline/hono';
@@ -123,7 +123,7 @@ export async function startNodeHttp(): Promise<RunningTarget> {
   const webhooks = createNodeHandler(receiver, { path: '/webhooks' });
   const slowRoute = createNodeHandler(slow, { path: '/slow' });
   const parsedFirst = createNodeHandler(misconfigured, { path: '/misconfigured' });
-  const server = createServer((req: NodeRequest, res) => {
+  const server = createServer((req: IncomingMessage & { body?: unknown }, res) => {
     if (req.url === '/slow') return void slowRoute(req, res);
     if (req.url !== '/misconfigured') return void webhooks(req, res);
     readJson(req).then(

@@ -39,6 +39,12 @@ export interface StartExampleOptions {
    * @default 1
    */
   ports?: number;
+  /**
+   * Whether the example gets this process's environment. `false`: only PATH and HOME (for pnpm), `env`,
+   * PORT and WEBHOOK_SECRET, as on a machine where nothing else is set.
+   * @default true
+   */
+  inheritEnv?: boolean;
 }
 
 /** `pnpm start` in examples/<name>; resolves once POST /webhooks answers (on every port). */
@@ -48,7 +54,13 @@ export async function startExample(name: string, options: StartExampleOptions = 
   // Its own process group, so stopping it also stops what pnpm started (tsx, next).
   const child: ChildProcess = spawn('pnpm', ['--silent', 'start'], {
     cwd: `${repo}examples/${name}`,
-    env: { ...process.env, ...options.env, PORT: String(port), WEBHOOK_SECRET: EXAMPLE_SECRET, NEXT_TELEMETRY_DISABLED: '1' },
+    env: {
+      ...(options.inheritEnv === false ? { PATH: process.env.PATH, HOME: process.env.HOME } : process.env),
+      ...options.env,
+      PORT: String(port),
+      WEBHOOK_SECRET: EXAMPLE_SECRET,
+      NEXT_TELEMETRY_DISABLED: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
