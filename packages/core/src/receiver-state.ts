@@ -2,7 +2,7 @@ import { isPromiseLike } from './awaitable';
 import { HandlerRegistry } from './dispatch';
 import type { EventMap } from './events';
 import type { ErrorInfo, ErrorListener, ReceiverHooks } from './hooks';
-import type { ResolvedOptions } from './resolve-options';
+import { heartbeatIntervalMs, type ResolvedOptions } from './resolve-options';
 import { createRefusalNotes, type RefusalNotes } from './refusal-notes';
 
 /**
@@ -48,7 +48,7 @@ export function createState(config: ResolvedOptions): ReceiverState {
     errorListeners: [],
     tokenPrefix: `${crypto.randomUUID()}:`,
     tokenCount: 0,
-    heartbeatMs: Math.max(1, Math.floor(config.leaseMs / 3)),
+    heartbeatMs: heartbeatIntervalMs(config.leaseMs),
     refusalNotes: config.noteRefusals ? createRefusalNotes() : undefined,
     reported: new WeakSet(),
   };
