@@ -13,7 +13,7 @@ if (version === undefined) {
   console.warn(`\n⚠️  SKIPPING the lease protocol model: ${reason}.\n`);
 }
 
-// Bounds on each command. The CI searches take about 40 s of pan on a two-core machine, and about 3 s
+// Bounds on each command. The CI searches take about 35 s of pan on a two-core machine, and about 3 s
 // more each to compile pan (docs/ARCHITECTURE.md, "Bounds, and what a search costs").
 const FULL_SEARCH_MS = 240_000;
 const TO_FIRST_ERROR_MS = 120_000;
