@@ -1,39 +1,43 @@
 /*
  * hookline's lease protocol, model-checked: the idempotency store (leases, completions, the version
- * compare-and-set) and the receiver's path through a guarded handler (`completion: 'handler'` and an
- * ordering guard `order: { key, version }`). docs/ARCHITECTURE.md ("What is proven, and how") says what
- * this proves and what it leaves out; test/model/lease-protocol.test.ts (`pnpm test:model`) runs it.
+ * compare-and-set) and the receiver's path through a guarded handler: the ordering guard
+ * `order: { key, version }` with `completion: 'handler'` (a record per handler), or with
+ * `completion: 'delivery'` (-DCOMPLETION_DELIVERY: the delivery key is the only record).
+ * docs/ARCHITECTURE.md ("What is proven, and how") says what this proves and what it leaves out;
+ * test/model/lease-protocol.test.ts (`pnpm test:model`) runs it. Each step below names the code it
+ * follows (packages/core/src/steps/).
  *
- * BOUNDS (#defines below; `spin -D` overrides all but NDEL and NRES, which the invariants' macros
- * spell out):
- *   receivers   NRECV    = 2  processes taking deliveries from the service concurrently
- *   deliveries  NDEL     = 2  of one resource, versions 1 and 2; one guarded handler h
+ * BOUNDS (#defines below; `spin -D` overrides each):
+ *   receivers   NRECV    = 2  processes taking deliveries from the service concurrently (at most 3)
+ *   deliveries  NDEL     = 2  of one resource, versions 1..NDEL (2 or 3); one guarded handler h
  *   resources   NRES     = 1  one ordering lock, one version record, one state that h writes
  *   sends       SENDS    = 3  copies the service sends in all: first attempts, retries, duplicates and
- *                             replays alike, of either delivery, at any time, in any order
+ *                             replays alike, of any delivery, at any time, in any order
  *   crashes     CRASHES  = 1  a receiver crashes before any of its steps: the attempt is gone, its
  *                             leases stay until they lapse
  *   pauses      PAUSES   = 1  a receiver stops renewing its leases before any of its steps (a pause,
  *                             or a handler past maxRunMs) and goes on: they may lapse meanwhile
  *   failures    FAILURES = 1  a store call fails (a failed claim, complete or release may still have
  *                             taken effect; a failed version advance may land at any later time), or
- *                             the handler throws after its write; at most 4. The receiver tries a
- *                             failed advance once more: both tries fail only with FAILURES >= 2
- * The test searches these bounds, and also 3 receivers with FAILURES = 0, and FAILURES = 2 with
- * PAUSES = 0 (which reaches an advance whose two tries both fail).
- * With -DLIVENESS (invariant 4) the service sends each delivery once and retries it until it is
+ *                             the handler throws after its write, or another handler of the delivery
+ *                             fails; at most 4. The receiver tries a failed advance once more: both
+ *                             tries fail only with FAILURES >= 2
+ * The test searches these bounds, and others (its table in docs/ARCHITECTURE.md).
+ * With -DLIVENESS (the claim `handled`) the service sends each delivery once and retries it until it is
  * answered 2xx, at most BUDGET = 4 attempts in all, a retry only once no attempt is in progress anywhere
  * (the service's retries are spaced wider than leaseMs and maxRunMs, so by then every lease that nobody
- * renews has lapsed); SENDS does not apply, and pan checks the claim `handled` under weak fairness.
+ * renews has lapsed); SENDS does not apply, and pan checks the claim under weak fairness.
  *
  * TIME is abstract. A lease lapses only when nobody renews it: its token belongs to no running attempt
  * (the attempt crashed, or ended without giving the key back, or left the lock to lapse after both
  * tries of its version advance failed), or its holder is paused or past maxRunMs, or (the heartbeat
- * mutant) the heartbeat does not cover it. A claim that meets such a lease
- * may find it lapsed (and take it over) or not yet (in_progress). A live receiver's store calls are
- * bounded by storeTimeoutMs, well under leaseMs, so its leases never lapse between them, and while its
- * handler runs the heartbeat renews every lease it holds. Ghost variables record the lapses the
- * protocol exempts.
+ * mutant) the heartbeat does not cover it. A claim that meets such a lease may find it lapsed (and take
+ * it over) or not yet (in_progress). A live receiver's leases never lapse between its store calls:
+ * each call ends within storeTimeoutMs, the heartbeat renews every lease the attempt holds every
+ * leaseMs / 3 while its handlers run, and createReceiver refuses a storeTimeoutMs for which
+ * 2 * storeTimeoutMs + leaseMs / 3 >= leaseMs (resolve-options.ts: a lease taken by a call that
+ * answers only at its time limit must still be live when the first renewal after it lands). Ghost
+ * variables record the lapses the protocol exempts.
  *
  * INVARIANTS (assertions, each on a variable named after it, which pan's report names):
  *   1. one_delivery_handler_ran_twice_at_once, two_handlers_of_one_resource_ran_at_once: when h
@@ -43,29 +47,48 @@
  *      unless that success was lost before it was recorded (its attempt crashed, failed a call or
  *      lapsed) or the starting run's own lease lapsed.
  *   3. state_overwritten_by_older_version: a run whose lease did not lapse never writes a version
- *      older than one whose handler record an attempt without a lapse completed; and
+ *      older than one whose record an attempt without a lapse completed; and
  *      settled_state_older_than_handled_version: once the service has stopped and every attempt has
  *      ended, the state holds at least that newest recorded version, unless a lapsed run wrote last.
  *      A failed version advance that lands later is a write after a lapse only if, as it lands, the
  *      lease under which its attempt held the lock has lapsed and another claim has taken the lock
  *      over (a call that arrives long after it was given up, like a paused receiver's write);
- *      a lock its holder gave back never exempts it (the mutant below fails for that reason).
- *   4. (-DLIVENESS) handled: every delivery's key is eventually completed.
+ *      a lock its holder gave back never exempts it.
+ *   4. answered_2xx_before_recorded: an attempt answers 2xx after running the handler's path only
+ *      once h's record is completed (completion 'handler') or the resource's version is at least the
+ *      delivery's (completion 'delivery', which has no record of h but the delivery key), unless its
+ *      lease lapsed.
+ *   5. (-DLIVENESS) handled: every delivery is eventually answered 2xx, with the resource's version
+ *      at least its own and (completion 'handler') h's record completed. Not that its delivery key
+ *      is completed: the receiver answers 200 when that completion fails, as the handlers succeeded
+ *      (steps/record.ts); -DCLAIM_DELIVERY_KEYS_COMPLETED checks that stronger claim, which fails.
  *
  * MUTANTS (each file in spec/mutants/ #defines one switch and #includes this file; each must fail):
  *   MUTANT_HEARTBEAT_DELIVERY_KEY_ONLY  the heartbeat renews only the delivery key
  *   MUTANT_COMPLETE_BEFORE_ADVANCE      the handler record is completed before the version advance
  *   MUTANT_CLAIM_IGNORES_LIVE_LEASE     claim takes a key even from another token's live lease
  *   MUTANT_RELEASE_AFTER_FAILED_ADVANCE a failed advance is not tried again and the lock is released
+ *   MUTANT_ADVANCE_WITHOUT_COMPARE      the version advance records its version whatever is there
+ *   MUTANT_STALE_CHECK_SKIPPED          the guard runs h whatever version it read
+ *   MUTANT_FINISH_IGNORES_TOKEN         complete and release act on a lease whatever token holds it
+ *   MUTANT_RECORD_FAILURE_ANSWERED_2XX  a failed completion of h's record is reported, and the
+ *                                       attempt goes on to its 200
  * WITNESS_* switches turn a case the invariants exempt into a failing assertion, so the test can check
- * that the bounds reach it (WITNESS_LATE_ADVANCE_AFTER_LOCK_LEFT within FAILURES = 2). The printf
- * lines narrate a counterexample when spin replays its trail.
+ * that the bounds reach it. The printf lines narrate a counterexample when spin replays its trail.
  */
 
 #ifndef NRECV
 #define NRECV 2
 #endif
+#ifndef NDEL
 #define NDEL 2
+#endif
+#if NDEL < 2 || NDEL > 3
+#error "NDEL is 2 or 3"
+#endif
+#if NRECV < 2 || NRECV > 3
+#error "NRECV is 2 or 3"
+#endif
 #define NRES 1
 #ifndef SENDS
 #define SENDS 3
@@ -83,7 +106,8 @@
 #define BUDGET 4
 #endif
 
-/* Keys: a delivery key and a handler key (deliveryKey#h) per delivery, a lock per resource. */
+/* Keys: a delivery key and a handler key (deliveryKey#h) per delivery, a lock per resource. With
+   completion 'delivery' the handler keys are never used. */
 #define DKEY(d) (d)
 #define HKEY(d) (NDEL + (d))
 #define LKEY(r) (2 * NDEL + (r))
@@ -142,9 +166,9 @@ byte lateD[NLATE];      /* 1 + the delivery whose failed version advance may sti
 /* Ghosts: the lapses the protocol exempts, and what has been done. */
 bool lapsed[NRECV];     /* a lease of the current attempt lapsed (while paused) and was taken over */
 byte hstat[NDEL];       /* h's success for the delivery: 0 none (or lost before it was recorded),
-                           1 a run returned and its attempt goes on, 2 recorded (handler key completed) */
+                           1 a run returned and its attempt goes on, 2 recorded (its record completed) */
 byte hby[NDEL];         /* with hstat 1: the receiver whose attempt ran it */
-bool doneClean[NDEL];   /* the handler key was completed by an attempt without a lapse, on a version
+bool doneClean[NDEL];   /* h's record was completed by an attempt without a lapse, on a version
                            record that no write after a lapse set */
 bool vTaint[NRES];      /* the version record was last set by a lapsed run, or by a failed advance
                            that landed after its attempt's lock was taken over */
@@ -178,6 +202,7 @@ bool two_handlers_of_one_resource_ran_at_once;
 bool succeeded_handler_ran_again;
 bool state_overwritten_by_older_version;
 bool settled_state_older_than_handled_version;
+bool answered_2xx_before_recorded;
 
 /* ---- the store ---- */
 
@@ -228,9 +253,14 @@ inline doClaim(k) {
 }
 
 /* complete / release: only while the record holds this attempt's token (even past its expiry). */
+#ifdef MUTANT_FINISH_IGNORES_TOKEN
+#define HOLDS(k) true                                            /* the defect: any token will do */
+#else
+#define HOLDS(k) (owner[k] == me)
+#endif
 inline doFinish(k, to) {
   if
-  :: rec[k] == LEASE && owner[k] == me ->
+  :: rec[k] == LEASE && HOLDS(k) ->
      if :: IS_LOCK(k) -> FOR_SLOTS(LOCK_GIVEN_BACK) :: else -> skip fi;
      rec[k] = to; owner[k] = 0; res = done
   :: else -> res = not_owner
@@ -254,6 +284,19 @@ inline finishKey(k, to) {
   fi
 }
 
+/* advanceVersion(r, v): a compare-and-set that never goes backwards. `lapsedWrite` says whether the
+   record it sets counts as a write after a lapse. */
+inline setVersion(d, lapsedWrite) {
+  if
+#ifdef MUTANT_ADVANCE_WITHOUT_COMPARE
+  :: true -> version[RES(d)] = VER(d); vTaint[RES(d)] = lapsedWrite   /* the defect: no compare */
+#else
+  :: VER(d) > version[RES(d)] -> version[RES(d)] = VER(d); vTaint[RES(d)] = lapsedWrite
+  :: else -> skip
+#endif
+  fi
+}
+
 /* ---- the receiver's faults and ghost bookkeeping ---- */
 
 /* Before any step: the receiver may crash, or stop renewing its leases from here on. */
@@ -266,7 +309,7 @@ inline faultPoint() {
   fi
 }
 
-/* This attempt completed the handler key. */
+/* This attempt completed h's record (`clean`: on a version record no write after a lapse set). */
 inline recordedH(d, clean) {
   if
   :: res == done -> hstat[d] = 2; doneClean[d] = doneClean[d] || (clean && !lapsed[me])
@@ -291,9 +334,15 @@ inline loseSuccess(d) {
 #define ANY_RECEIVER(P) (P(0) || P(1))
 #endif
 
-/* A delivery of the resource newer than v whose handler record a clean attempt completed. */
-#define NEWER_DONE(r, v) ((VER(0) > (v) && doneClean[0]) || (VER(1) > (v) && doneClean[1]))
+/* A delivery of the resource newer than v whose record a clean attempt completed; the newest such. */
+#define NEWER_DONE_BY(e, v) (VER(e) > (v) && doneClean[e])
+#if NDEL == 3
+#define NEWER_DONE(r, v) (NEWER_DONE_BY(0, v) || NEWER_DONE_BY(1, v) || NEWER_DONE_BY(2, v))
+#define NEWEST_DONE(r) (doneClean[2] -> VER(2) : (doneClean[1] -> VER(1) : (doneClean[0] -> VER(0) : 0)))
+#else
+#define NEWER_DONE(r, v) (NEWER_DONE_BY(0, v) || NEWER_DONE_BY(1, v))
 #define NEWEST_DONE(r) (doneClean[1] -> VER(1) : (doneClean[0] -> VER(0) : 0))
+#endif
 
 /* h starts: invariants 1 and 2. */
 inline runBegins(d) {
@@ -332,6 +381,18 @@ inline answer(d, ok) {
 #endif
 }
 
+/* The 200 at the end of the handler's path: invariant 4. */
+#ifdef COMPLETION_DELIVERY
+#define UNRECORDED(d) (version[RES(d)] < VER(d))
+#else
+#define UNRECORDED(d) (rec[HKEY(d)] != COMPLETED)
+#endif
+inline answerHandled(d) {
+  answered_2xx_before_recorded = UNRECORDED(d) && !lapsed[me];
+  assert(!answered_2xx_before_recorded);
+  answer(d, true)
+}
+
 /* The attempt is over (answered, or crashed): the tokens it did not give back are nobody's now. */
 inline endAttempt() {
   for (k : 0 .. NKEYS - 1) {
@@ -349,10 +410,7 @@ inline endAttempt() {
 /* One try of the version advance that answered. */
 inline advanceOnce(d) {
   printf("r%d d%d: advanceVersion(%d)\n", me, d, VER(d));
-  if
-  :: VER(d) > version[RES(d)] -> version[RES(d)] = VER(d); vTaint[RES(d)] = lapsed[me]
-  :: else -> skip
-  fi
+  setVersion(d, lapsed[me])
 }
 
 /* One try of the version advance failed; the call may still land at any later time. Once one try's
@@ -392,13 +450,14 @@ proctype Receiver(byte me) {
   byte d, v, k;
   byte late;            /* 1 + the slot of this attempt's failed advance that may still land; 0: none */
   mtype res = nothing;
-  bool tainted;
+  bool tainted;         /* the version it read was set by a write after a lapse */
 end_idle:
   do
   :: atomic {
        inbox?d -> busy[me] = true; cur[me] = d; printf("r%d: takes d%d (version %d)\n", me, d, VER(d))
      }
-     /* 1. the delivery key: completed ⇒ 200 duplicate; in_progress ⇒ 409; failure ⇒ 503, nothing ran */
+     /* 1. the delivery key (claim.ts): completed ⇒ 200 duplicate; in_progress ⇒ 409; failure ⇒ 503,
+        nothing ran */
      atomic {
        faultPoint();
        claimKey(DKEY(d));
@@ -409,7 +468,9 @@ end_idle:
        :: else -> res = nothing; answer(d, false); goto over
        fi
      }
-     /* 2. the handler key: completed ⇒ h succeeded on an earlier attempt, skip it; else 409 / 503 */
+#ifndef COMPLETION_DELIVERY
+     /* 2. h's record (run-guarded.ts, runEntry): completed ⇒ h succeeded on an earlier attempt, skip
+        it; in_progress ⇒ 409, failure ⇒ 503 */
      atomic {
        faultPoint();
        claimKey(HKEY(d));
@@ -420,7 +481,8 @@ end_idle:
        :: else -> res = nothing; goto failD
        fi
      }
-     /* 3. the ordering lock (same token): not acquired ⇒ 409 resource busy, or 503 */
+#endif
+     /* 3. the ordering lock, same token (guardedCall): not acquired ⇒ 409 resource busy, or 503 */
      atomic {
        faultPoint();
        claimKey(LKEY(RES(d)));
@@ -439,11 +501,13 @@ end_idle:
           v = version[RES(d)]; tainted = vTaint[RES(d)]; printf("r%d d%d: readVersion: %d\n", me, d, v)
        fi;
        if
+#ifndef MUTANT_STALE_CHECK_SKIPPED
        :: v >= VER(d) ->
 #ifdef WITNESS_STALE_SKIP
           assert(v < VER(d));
 #endif
           v = 0; goto stale
+#endif
        :: else -> v = 0; tainted = false
        fi
      }
@@ -462,7 +526,7 @@ end_idle:
 #endif
        fi
      }
-#ifdef MUTANT_COMPLETE_BEFORE_ADVANCE
+#if defined(MUTANT_COMPLETE_BEFORE_ADVANCE) && !defined(COMPLETION_DELIVERY)
      /* The defect: 6 before 5. */
      atomic {
        faultPoint();
@@ -497,15 +561,19 @@ end_idle:
        fi
      }
 advanced:
-#ifndef MUTANT_COMPLETE_BEFORE_ADVANCE
-     /* 6. complete the handler key (answered false, the record was lost: reported, and on) */
+#if !defined(MUTANT_COMPLETE_BEFORE_ADVANCE) && !defined(COMPLETION_DELIVERY)
+     /* 6. complete h's record (completeRecord: answered false, the record was lost: reported, and on) */
      atomic {
        faultPoint();
        finishKey(HKEY(d), COMPLETED);
        printf("r%d d%d: complete handler key: %e\n", me, d, res);
        recordedH(d, true);
        if
+#ifdef MUTANT_RECORD_FAILURE_ANSWERED_2XX
+       :: res == failed -> res = nothing                         /* the defect: reported, and on */
+#else
        :: res == failed -> res = nothing; goto failLHD
+#endif
        :: else -> res = nothing
        fi
      }
@@ -518,7 +586,8 @@ advanced:
        res = nothing; goto settle
      }
 stale:
-     /* stale: complete the handler key, release the lock */
+#ifndef COMPLETION_DELIVERY
+     /* stale: complete h's record, release the lock */
      atomic {
        faultPoint();
        finishKey(HKEY(d), COMPLETED);
@@ -530,6 +599,8 @@ stale:
        :: else -> res = nothing
        fi
      }
+#endif
+     /* (completion 'delivery': stale, nothing to complete but the delivery key at 8) */
      atomic {
        faultPoint();
        finishKey(LKEY(RES(d)), RELEASED);
@@ -537,12 +608,22 @@ stale:
        res = nothing
      }
 settle:
-     /* 8. complete the delivery key ⇒ 200 */
+     /* 8. settle.ts and record.ts: another handler of the delivery may have failed (handlers with
+        records of their own go on after a failure: 500, the delivery key is released); otherwise
+        complete the delivery key and answer 200, even when that completion fails (it is reported:
+        the handlers succeeded) */
      atomic {
        faultPoint();
-       finishKey(DKEY(d), COMPLETED);
-       printf("r%d d%d: complete delivery key: %e\n", me, d, res);
-       answer(d, res != failed); res = nothing; goto over
+       if
+       :: FAILS -> failures--; printf("r%d d%d: another handler of the delivery failed\n", me, d); goto failD
+       :: true ->
+          finishKey(DKEY(d), COMPLETED);
+          printf("r%d d%d: complete delivery key: %e, answers 200\n", me, d, res);
+#ifdef COMPLETION_DELIVERY
+          recordedH(d, !tainted);                                /* the delivery key is h's record */
+#endif
+          answerHandled(d); res = nothing; goto over
+       fi
      }
 failLHD:
      /* the attempt failed: a success of h that it did not record is lost; it releases what it holds */
@@ -554,6 +635,7 @@ failLHD:
        res = nothing
      }
 failHD:
+#ifndef COMPLETION_DELIVERY
      atomic {
        faultPoint();
        loseSuccess(d);
@@ -561,9 +643,11 @@ failHD:
        printf("r%d d%d: release handler key: %e\n", me, d, res);
        res = nothing
      }
+#endif
 failD:
      atomic {
        faultPoint();
+       loseSuccess(d);
        finishKey(DKEY(d), RELEASED);
        printf("r%d d%d: release delivery key: %e\n", me, d, res);
        res = nothing; answer(d, false); goto over
@@ -605,12 +689,10 @@ over:
   :: atomic { lateD[f] != 0 -> \
        printf("network: the failed advanceVersion(%d) lands\n", VER(lateD[f] - 1)); \
        if \
-       :: VER(lateD[f] - 1) > version[RES(lateD[f] - 1)] -> \
-          WITNESS_LATE(f, RES(lateD[f] - 1)); \
-          version[RES(lateD[f] - 1)] = VER(lateD[f] - 1); \
-          vTaint[RES(lateD[f] - 1)] = lateTaken[f] \
+       :: VER(lateD[f] - 1) > version[RES(lateD[f] - 1)] -> WITNESS_LATE(f, RES(lateD[f] - 1)) \
        :: else -> skip \
        fi; \
+       setVersion(lateD[f] - 1, lateTaken[f]); \
        lateD[f] = 0; lateHold[f] = false; lateTaken[f] = false; FORGET_LEFT(f) }
 
 active proctype Network() {
@@ -662,16 +744,43 @@ end_service:
   do
   SEND(0)
   SEND(1)
+#if NDEL == 3
+  SEND(2)
+#endif
   od
 }
 
-/* Invariant 4: every delivery the service sends is eventually handled. */
-ltl handled { <> (rec[DKEY(0)] == COMPLETED && rec[DKEY(1)] == COMPLETED) }
+/* The claim `handled`: every delivery is eventually answered 2xx, its resource's version at least its
+   own and (completion 'handler') h's record completed. */
+#ifdef COMPLETION_DELIVERY
+#define RECORDED(d) true
 #else
+#define RECORDED(d) (rec[HKEY(d)] == COMPLETED)
+#endif
+#define HANDLED(d) (acked[d] && version[RES(d)] >= VER(d) && RECORDED(d))
+#if NDEL == 3
+#define ALL_HANDLED (HANDLED(0) && HANDLED(1) && HANDLED(2))
+#define ALL_DKEYS_COMPLETED (rec[DKEY(0)] == COMPLETED && rec[DKEY(1)] == COMPLETED && rec[DKEY(2)] == COMPLETED)
+#else
+#define ALL_HANDLED (HANDLED(0) && HANDLED(1))
+#define ALL_DKEYS_COMPLETED (rec[DKEY(0)] == COMPLETED && rec[DKEY(1)] == COMPLETED)
+#endif
+#ifdef CLAIM_DELIVERY_KEYS_COMPLETED
+/* Stronger, and false: a 200 whose delivery key's completion failed leaves that key uncompleted. */
+ltl delivery_keys_completed { <> ALL_DKEYS_COMPLETED }
+#else
+ltl handled { <> ALL_HANDLED }
+#endif
+#else
+#define SEND_COPY(d) :: atomic { sent < SENDS -> sent++; inbox!d; printf("service: sends d%d\n", d) }
+
 active proctype Service() {
   do
-  :: atomic { sent < SENDS -> sent++; inbox!0; printf("service: sends d0\n") }
-  :: atomic { sent < SENDS -> sent++; inbox!1; printf("service: sends d1\n") }
+  SEND_COPY(0)
+  SEND_COPY(1)
+#if NDEL == 3
+  SEND_COPY(2)
+#endif
   :: break
   od;
   serviceDone = true

@@ -1,12 +1,16 @@
 // The conformance suites can fail: each broken store or queue of the simulation (test/simulation/
-// mutants.ts) is run through describeStoreConformance or describeQueueConformance in a vitest of its own
-// (fixtures/), and the run must fail, in the test that names what the mutant breaks.
+// mutants.ts), and each of the suites' own (fixtures/store-mutants.ts: version records, retention,
+// transactions), is run through describeStoreConformance, describeQueueConformance or
+// describeSqlTransactions in a vitest of its own (fixtures/), and the run must fail, in the test that
+// names what the mutant breaks.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { requireServer } from '@hookline/testing';
 import { describe, expect as expectOutside, it } from 'vitest';
+import { STORE_MUTANTS } from './fixtures/store-mutants';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const config = fileURLToPath(new URL('./fixtures/vitest.config.ts', import.meta.url));
@@ -18,7 +22,16 @@ const EXPECTED: Record<string, string> = {
   'complete-noop': 'makes every later claim answer completed, concurrent ones included',
   'wait-spends-try': 'never dead-letters a job by waiting: only a rejection spends a try',
   'enqueue-keeps-dead-letter': 'puts a dead letter back when its delivery is enqueued again',
+  ...Object.fromEntries(
+    Object.entries(STORE_MUTANTS)
+      .filter(([, mutant]) => mutant.expected !== '')
+      .map(([mutant, { expected }]) => [mutant, expected]),
+  ),
 };
+
+// The transactions mutant runs describeSqlTransactions on the shared PostgreSQL.
+const postgres = await requireServer('PostgreSQL', process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+const needsPostgres = (mutant: string) => STORE_MUTANTS[mutant]?.wrapTransactional !== undefined;
 
 interface Report {
   numFailedTests: number;
@@ -26,8 +39,8 @@ interface Report {
   testResults: { assertionResults: { title: string; status: string }[] }[];
 }
 
-/** Runs the fixture over `mutant` in a child vitest (bounded), and returns its JSON report. */
-async function runFixture(mutant: string): Promise<Report> {
+/** Runs the fixture over `mutant` in a child vitest (bounded), and returns its JSON report; it must fail, unless `mustFail` is false. */
+async function runFixture(mutant: string, mustFail = true): Promise<Report> {
   const dir = await mkdtemp(join(tmpdir(), 'hookline-conformance-mutant-'));
   const output = join(dir, 'report.json');
   try {
@@ -43,7 +56,8 @@ async function runFixture(mutant: string): Promise<Report> {
       child.on('error', reject);
       child.on('exit', (exitCode) => {
         clearTimeout(timer);
-        if (exitCode === 0) reject(new Error(`the conformance run over ${mutant} passed; it must fail\n${stderr}`));
+        if (mustFail && exitCode === 0) reject(new Error(`the conformance run over ${mutant} passed; it must fail\n${stderr}`));
+        else if (!mustFail && exitCode !== 0) reject(new Error(`the conformance run over ${mutant} failed; it must pass\n${stderr}`));
         else resolve(exitCode);
       });
     });
@@ -57,7 +71,9 @@ async function runFixture(mutant: string): Promise<Report> {
 describe('the conformance suites fail over a broken store or queue', () => {
   for (const [mutant, title] of Object.entries(EXPECTED)) {
     // Concurrently: each run mostly waits out the suite's bounds in a process of its own.
-    it.concurrent(`${mutant}: fails "${title}"`, { timeout: 180_000 }, async ({ expect }) => {
+    // The transactions mutant needs PostgreSQL: skipped with the reason printed where it is unreachable (never in CI).
+    const run = needsPostgres(mutant) && !postgres.reachable ? it.skip : it.concurrent;
+    run(`${mutant}: fails "${title}"`, { timeout: 180_000 }, async ({ expect }) => {
       const report = await runFixture(mutant);
       const results = report.testResults.flatMap((file) => file.assertionResults);
       const failed = results.filter((result) => result.status === 'failed').map((result) => result.title);
@@ -69,4 +85,12 @@ describe('the conformance suites fail over a broken store or queue', () => {
       expect(report.numPassedTests).toBeGreaterThan(0);
     });
   }
+
+  // The version mutants share version records of their own: without a defect, those pass the suite, so
+  // each mutant's failure is its defect's.
+  it.concurrent('version-records-correct: passes', { timeout: 180_000 }, async ({ expect }) => {
+    const report = await runFixture('version-records-correct', false);
+    expect(report.numFailedTests).toBe(0);
+    expect(report.numPassedTests).toBeGreaterThan(0);
+  });
 });

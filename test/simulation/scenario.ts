@@ -131,7 +131,7 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
     receivers,
     leaseMs,
     maxRunMs,
-    storeTimeoutMs: 5 * SECOND,
+    storeTimeoutMs: Math.min(5 * SECOND, leaseMs / 4), // createReceiver refuses 5 s under a 12 s lease
     deadlineMs: 25 * SECOND,
     deliveries,
     crashes,

@@ -270,7 +270,7 @@ describe('a completion after a lapsed lease', () => {
   it('completes when nobody else claimed the delivery meanwhile, so a replay is a duplicate', async () => {
     let now = 1_000_000;
     const store = memoryStore({ now: () => now });
-    const receiver = createReceiver({ secret: SECRET, store, leaseMs: 1_000, storeTimeoutMs: 5_000 }).onError(() => {});
+    const receiver = createReceiver({ secret: SECRET, store, leaseMs: 1_000 }).onError(() => {});
     let finish!: () => void;
     receiver.on('*', () => new Promise<void>((resolve) => (finish = resolve)));
     const input = signed(envelope());

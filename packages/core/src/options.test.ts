@@ -2,6 +2,7 @@
 // limits sit exactly where the service's retry schedule puts them.
 import { describe, expect, it } from 'vitest';
 import type { ReceiverOptions } from './options';
+import { memoryStore } from './memory-store';
 import { createReceiver } from './receiver';
 import { envelope, json, SECRET, signed } from './test-support';
 
@@ -44,6 +45,43 @@ describe('durations and sizes', () => {
   it('accepts a retention of exactly 32 h without allowShortRetention, and refuses a millisecond less', () => {
     expect(refusal({ secret: SECRET, retentionMs: 32 * HOUR, maxAgeMs: HOUR })).toBeUndefined();
     expect(refusal({ secret: SECRET, retentionMs: 32 * HOUR - 1, maxAgeMs: HOUR })?.message).toMatch(/is under 32 h/);
+  });
+});
+
+describe('storeTimeoutMs against leaseMs', () => {
+  // A lease taken by a call that answers only at storeTimeoutMs must still be live when the renewal sent
+  // a heartbeat (leaseMs / 3) later reaches the store, which may take storeTimeoutMs too.
+  it('refuses a storeTimeoutMs that could let a working receiver lose its lease, saying why and what to set', () => {
+    const refused = refusal({ secret: SECRET, leaseMs: 3_000, storeTimeoutMs: 5_000 });
+    expect(refused?.code).toBe('CONFIGURATION_ERROR');
+    expect(refused?.message).toContain('storeTimeoutMs 5000 is too long for leaseMs 3000');
+    expect(refused?.message).toContain('another attempt could then run the same handlers');
+    expect(refused?.message).toContain('2 × storeTimeoutMs + leaseMs / 3 < leaseMs');
+    expect(refused?.message).toContain('Lower storeTimeoutMs under 1000 ms, or raise leaseMs above 15000 ms');
+  });
+
+  it('draws the line exactly at 2 × storeTimeoutMs + leaseMs / 3 = leaseMs', () => {
+    // leaseMs 12 s: renewed every 4 s, so a store call may take just under 4 s.
+    expect(refusal({ secret: SECRET, leaseMs: 12_000, storeTimeoutMs: 3_999 })).toBeUndefined();
+    expect(refusal({ secret: SECRET, leaseMs: 12_000, storeTimeoutMs: 4_000 })?.message).toMatch(/too long for leaseMs 12000/);
+    expect(refusal({ secret: SECRET, leaseMs: 12_000, storeTimeoutMs: 5_000 })?.message).toMatch(/too long for leaseMs 12000/);
+    // The way out the message offers holds: just above 3 × storeTimeoutMs.
+    expect(refusal({ secret: SECRET, leaseMs: 15_001, storeTimeoutMs: 5_000 })).toBeUndefined();
+    expect(refusal({ secret: SECRET, leaseMs: 15_000, storeTimeoutMs: 5_000 })?.message).toMatch(/too long/);
+    expect(refusal({ secret: SECRET, storeTimeoutMs: 9_999 })).toBeUndefined(); // the default lease, 30 s
+    expect(refusal({ secret: SECRET, storeTimeoutMs: 10_000 })?.message).toMatch(/too long for leaseMs 30000/);
+  });
+
+  it('defaults to a quarter of a short leaseMs, and refuses a leaseMs too short for any', async () => {
+    const receiver = createReceiver({ secret: SECRET, leaseMs: 600, store: { ...memoryStore(), claim: () => new Promise(() => {}) } });
+    const reported: string[] = [];
+    receiver.onError((error) => reported.push(String(error)));
+    receiver.on('*', () => {});
+    const answer = await receiver.handle(signed(envelope()));
+    expect(answer.status).toBe(503);
+    expect(json(answer).error?.details).toMatchObject({ reason: 'store_timeout' });
+    expect(reported).toEqual([expect.stringContaining("the store's claim did not answer within 150 ms (storeTimeoutMs)")]);
+    expect(refusal({ secret: SECRET, leaseMs: 2 })?.message).toMatch(/leaseMs 2 is too short: .*Raise leaseMs/);
   });
 });
 

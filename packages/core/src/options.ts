@@ -97,8 +97,10 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
   /**
    * Time limit of every store call (claim, complete, release, extend). A claim that has not answered by
    * then is answered 503 and no handler runs; the service retries. Keep it well under the service's
-   * 30 s so the answer is prompt even when the store hangs.
-   * @default 5_000
+   * 30 s so the answer is prompt even when the store hangs. It must leave the leases room:
+   * `2 × storeTimeoutMs + leaseMs / 3 < leaseMs` (a lease taken by a call that answers only at its limit
+   * must still be live when its next renewal lands), or `createReceiver` throws.
+   * @default 5_000, or `leaseMs / 4` when that is shorter
    */
   storeTimeoutMs?: number;
   /**

@@ -4,7 +4,7 @@ import type { EventMap } from './events';
 import type { ErrorInfo, ErrorListener, ReceiverHooks } from './hooks';
 import type { Notes } from './notes';
 import { createPermanentNotes, type PermanentNotes } from './permanent-notes';
-import type { ResolvedOptions } from './resolve-options';
+import { heartbeatIntervalMs, type ResolvedOptions } from './resolve-options';
 import { createRefusalNotes, type RefusalNotes } from './refusal-notes';
 import { callUserCode, createUserCodeNotes, noteUserCodeFailure } from './user-code';
 
@@ -56,7 +56,7 @@ export function createState(config: ResolvedOptions): ReceiverState {
     errorListeners: [],
     tokenPrefix: `${crypto.randomUUID()}:`,
     tokenCount: 0,
-    heartbeatMs: Math.max(1, Math.floor(config.leaseMs / 3)),
+    heartbeatMs: heartbeatIntervalMs(config.leaseMs),
     refusalNotes: config.consoleNotes ? createRefusalNotes() : undefined,
     permanentNotes: config.consoleNotes ? createPermanentNotes() : undefined,
     userCodeNotes: createUserCodeNotes(),

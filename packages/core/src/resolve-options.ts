@@ -51,6 +51,31 @@ function positive(name: string, value: number): number {
   return value;
 }
 
+/** How often the heartbeat renews a running delivery's leases: a third of the lease. */
+export function heartbeatIntervalMs(leaseMs: number): number {
+  return Math.max(1, Math.floor(leaseMs / 3));
+}
+
+const DEFAULT_STORE_TIMEOUT_MS = 5_000;
+
+/**
+ * The store calls' time limit, checked against the lease. A claim (or a renewal) may reach the store at
+ * once and answer only at its time limit; the renewal after it is sent up to one heartbeat later and
+ * may take as long to reach the store. A working receiver keeps every lease it holds, which is what the
+ * protocol (and its model, spec/lease-protocol.pml) rests on, only when
+ * 2 × storeTimeoutMs + heartbeat < leaseMs. Unset, it is 5 s, or a quarter of leaseMs when that is shorter.
+ */
+function storeTimeout(leaseMs: number, given: number | undefined): number {
+  const storeTimeoutMs = positive('storeTimeoutMs', given ?? Math.min(DEFAULT_STORE_TIMEOUT_MS, leaseMs / 4));
+  const heartbeatMs = heartbeatIntervalMs(leaseMs);
+  if (2 * storeTimeoutMs + heartbeatMs < leaseMs) return storeTimeoutMs;
+  const why = `a lease is renewed every leaseMs / 3 (${heartbeatMs} ms) by a store call that may take up to storeTimeoutMs, so a lease taken by a call that answers only at its time limit could lapse before the next renewal reaches the store, and another attempt could then run the same handlers. It needs 2 × storeTimeoutMs + leaseMs / 3 < leaseMs`;
+  if (given === undefined) throw configError(`createReceiver: leaseMs ${leaseMs} is too short: ${why}. Raise leaseMs.`);
+  throw configError(
+    `createReceiver: storeTimeoutMs ${storeTimeoutMs} is too long for leaseMs ${leaseMs}: ${why}. Lower storeTimeoutMs under ${(leaseMs - heartbeatMs) / 2} ms, or raise leaseMs above ${3 * storeTimeoutMs} ms (3 × storeTimeoutMs).`,
+  );
+}
+
 function completionMode(value: unknown): 'delivery' | 'handler' {
   if (value === undefined || value === 'delivery' || value === 'handler') return value ?? 'delivery';
   throw configError(`createReceiver: completion must be 'delivery' or 'handler', got ${String(value)}.`);
@@ -102,7 +127,8 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
       'createReceiver: logger must have warn and error methods taking (fields, message), as pino and most loggers do, or be false to write no refusals or permanent failures.',
     );
   }
-  const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs ?? 5_000);
+  const leaseMs = positive('leaseMs', options.leaseMs ?? 30_000);
+  const storeTimeoutMs = storeTimeout(leaseMs, options.storeTimeoutMs);
   return {
     secrets,
     secretError,
@@ -116,7 +142,7 @@ export function resolveOptions<E extends EventMap>(options: ReceiverOptions<E>):
     retentionMs,
     maxAgeMs,
     maxFutureSkewMs: positive('maxFutureSkewMs', options.maxFutureSkewMs ?? 300_000),
-    leaseMs: positive('leaseMs', options.leaseMs ?? 30_000),
+    leaseMs,
     deadlineMs,
     storeTimeoutMs,
     enqueueTimeoutMs: queue === undefined ? storeTimeoutMs : enqueueTimeoutMs(queue, storeTimeoutMs),

@@ -43,7 +43,7 @@ export async function hungStoreScenario({ store, hang, recover, count = 5, idPre
   const runs = new Map<string, number>();
   const errors: string[] = [];
   // A lease short enough that a claim the store wrote after its answer never delays recovery for long.
-  const receiver = createReceiver({ secret: SECRET, store, storeTimeoutMs: STORE_TIMEOUT_MS, leaseMs: 3_000 });
+  const receiver = createReceiver({ secret: SECRET, store, storeTimeoutMs: STORE_TIMEOUT_MS, leaseMs: 4_000 });
   receiver.on('*', (delivery) => {
     runs.set(delivery.deliveryId, (runs.get(delivery.deliveryId) ?? 0) + 1);
   });

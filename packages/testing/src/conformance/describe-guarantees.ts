@@ -18,6 +18,8 @@ export interface GuaranteeSectionContext {
   concurrency: number;
   rounds: number;
   retentionSlackMs: number;
+  /** The retention the retention checks give (twice the longer of shortMs and the store's resolution). */
+  retentionMs: number;
 }
 
 const LONG_MS = 60_000;
@@ -91,7 +93,7 @@ export function describePerHandlerRecords(context: GuaranteeSectionContext): voi
  * that offers them (`StoreConformanceOptions.versions`).
  */
 export function describeVersionRecords(context: GuaranteeSectionContext): void {
-  const { withStore, key, shortMs, rounds, retentionSlackMs } = context;
+  const { withStore, key, shortMs, rounds, retentionSlackMs, retentionMs } = context;
   const callers = 16;
 
   type Versions = Required<Pick<IdempotencyStore, 'readVersion' | 'advanceVersion'>>;
@@ -177,11 +179,12 @@ export function describeVersionRecords(context: GuaranteeSectionContext): void {
       withStore(async ({ raw, wait }) => {
         const store = versionsOf(raw);
         const k = key('version-retained');
-        expect(await store.advanceVersion(k, 50, shortMs)).toBe(true);
-        await wait(shortMs / 2);
+        expect(await store.advanceVersion(k, 50, retentionMs)).toBe(true);
+        // Three quarters of the retention later it is still there (a store that kept it for half is not).
+        await wait((retentionMs * 3) / 4);
         expect(await store.readVersion(k)).toBe(50);
         expect(await store.advanceVersion(k, 40, LONG_MS)).toBe(false);
-        await wait(shortMs / 2 + 50 + retentionSlackMs);
+        await wait(retentionMs / 4 + 50 + retentionSlackMs);
         expect(await store.readVersion(k)).toBeUndefined();
         // Expired counts as none recorded: a lower version is recorded now, for its own retention.
         expect(await store.advanceVersion(k, 40, LONG_MS)).toBe(true);

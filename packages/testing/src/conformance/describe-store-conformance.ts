@@ -29,7 +29,8 @@ export interface StoreUnderTest {
 export interface StoreConformanceOptions {
   /**
    * The short lease (and short retention) the expiry tests use. Raise it for a slow or remote backend:
-   * the takeover tests wait about 1.5 times this. Some checks read a record at half of it ("not a
+   * the takeover tests wait about 1.5 times this, the retention tests twice this (or twice
+   * `retentionResolutionMs`, when that is longer), and look at three quarters of it. Some checks read a record at half of it ("not a
    * moment early"), so it must outlast the longest stall of a busy machine between two store calls:
    * 200 ms did not, for the MySQL and Durable Object stores on a loaded CI machine.
    * @default 400
@@ -123,6 +124,9 @@ export function describeStoreConformance(
   const concurrency = Math.max(16, options.concurrency ?? 24);
   const rounds = options.rounds ?? 20;
   const retentionSlackMs = options.retentionResolutionMs ?? 0;
+  // The retention the retention checks give: long enough that half of it, rounded up to the store's
+  // resolution, ends before three quarters of it.
+  const retentionMs = 2 * Math.max(shortMs, retentionSlackMs);
   const prefix = options.keyPrefix ?? `conformance-${randomUUID()}:`;
   const key = (label: string): string => `${prefix}${label}:wdl_${randomUUID().replaceAll('-', '')}`;
   const token = (): string => randomUUID();
@@ -236,17 +240,18 @@ export function describeStoreConformance(
           expect(await store.claim(k, token(), LONG_MS)).toEqual({ state: 'completed' });
         }));
 
-      it('forgets the key once the retention has passed, so it can be claimed again', () =>
+      it('keeps a completion for the whole retention it was given, then forgets the key so it can be claimed again', () =>
         withStore(async ({ store, wait }) => {
           const k = key('retained');
           const t = token();
           expectAcquired(await store.claim(k, t, LONG_MS));
-          expect(await store.complete(k, t, shortMs)).toBe(true);
+          expect(await store.complete(k, t, retentionMs)).toBe(true);
           expect(await store.claim(k, token(), LONG_MS)).toEqual({ state: 'completed' });
-          // Not a moment early: half the retention later it is still a duplicate.
-          await wait(shortMs / 2);
+          // Not a moment early: three quarters of the retention later it is still a duplicate (a store
+          // that kept it for half, even rounded up to its resolution, has forgotten it by then).
+          await wait((retentionMs * 3) / 4);
           expect(await store.claim(k, token(), LONG_MS)).toEqual({ state: 'completed' });
-          await wait(shortMs + 50 + retentionSlackMs);
+          await wait(retentionMs / 4 + 50 + retentionSlackMs);
           expectAcquired(await store.claim(k, token(), LONG_MS));
         }));
     });
@@ -430,7 +435,7 @@ export function describeStoreConformance(
 
     // The handler-level guarantees (describe-guarantees.ts): per-handler records for every store,
     // version records for the stores that offer them (left out, not skipped, for the others).
-    const sections = { withStore, key, shortMs, concurrency, rounds, retentionSlackMs };
+    const sections = { withStore, key, shortMs, concurrency, rounds, retentionSlackMs, retentionMs };
     describePerHandlerRecords(sections);
     if (options.versions) describeVersionRecords(sections);
 
