@@ -66,6 +66,7 @@ export {
   type QueueWorker,
   type DeadLetter,
   type DeadLetterRef,
+  JobTooLargeError,
   queuedDeliveryJson,
   scopedDeliveryId,
 } from './queue';

@@ -11,6 +11,8 @@
  * - A job the queue holds as a dead letter is put back with fresh tries (202): the service's replay of
  *   a delivery that never completed must run it.
  * - A queue that fails or cannot say: 503, and the service retries.
+ * - A job larger than the queue carries (`JobTooLargeError`): handled in the request, as synchronous
+ *   mode would (steps/handle-in-request.ts), never refused for ever.
  *
  * A job whose record the queue already let go (its retention ran out) is enqueued again when the
  * service repeats the delivery; the worker's claim finds its completion in the store and runs nothing.
@@ -23,11 +25,12 @@
  */
 import * as answers from '../answers';
 import type { Attempt } from '../attempt';
-import { type QueuedDelivery, withBodyJson } from '../queue';
+import { JobTooLargeError, type QueuedDelivery, withBodyJson } from '../queue';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callStore } from '../store-call';
 import { scopeOf } from '../store-keys';
 import { answerError } from './answer-error';
+import { handleInRequest } from './handle-in-request';
 
 export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
@@ -35,6 +38,7 @@ export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<a
   try {
     ({ duplicate } = await callStore(attempt, 'enqueue', state.config.enqueueTimeoutMs, () => queue.enqueue(queuedJob(state, attempt))));
   } catch (error) {
+    if (JobTooLargeError.is(error)) return handleInRequest(state, attempt);
     reportError(state, error, { phase: 'store', delivery: attempt.delivery });
     return answerError(state, answers.queueUnavailable(queue.name, error), attempt, attempt.trace);
   }
