@@ -22,7 +22,7 @@ export function checkQueueLimit(state: ReceiverState): void {
       warn(
         state,
         { queue: queue.name, maxBodyBytes, queueBodyLimitBytes: limitBytes },
-        `hookline: maxBodyBytes is ${maxBodyBytes} and the ${queue.name} queue carries deliveries of up to ${limitBytes} bytes: a larger delivery is not queued but handled in the request, as in synchronous mode (its handlers must finish within deadlineMs, ${deadlineMs} ms, or it is answered 503 and the service retries it). Set maxBodyBytes to ${limitBytes} or less to queue every delivery you accept, or raise the queue's limit.`,
+        `hookline: the ${queue.name} queue carries deliveries of up to ${limitBytes} bytes and maxBodyBytes is ${maxBodyBytes}: a delivery between the two is still accepted, but handled in the request as in synchronous mode rather than queued (its handlers must finish within deadlineMs, ${deadlineMs} ms, or it is answered 503 and the service retries it). Raise the queue's limit to queue every delivery you accept.`,
       );
     },
     (error: unknown) => {

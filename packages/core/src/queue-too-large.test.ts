@@ -96,7 +96,7 @@ describe('the start-up check of the queue’s limit', () => {
     await tick();
     expect(lines).toHaveLength(1);
     expect(lines[0]?.[0]).toEqual({ queue: 'sized', maxBodyBytes: 1_048_576, queueBodyLimitBytes: 100_000 });
-    expect(lines[0]?.[1]).toMatch(/a larger delivery is not queued but handled in the request, as in synchronous mode/);
+    expect(lines[0]?.[1]).toMatch(/a delivery between the two is still accepted, but handled in the request as in synchronous mode/);
   });
 
   it('says nothing when maxBodyBytes is within it, and warns when the limit cannot be read', async () => {
