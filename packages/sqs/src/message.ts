@@ -11,7 +11,7 @@
 // dead letter with everything they add, fits (`reservedBytes`): no message of a job it accepted can
 // then be refused for its size.
 import { createHash } from 'node:crypto';
-import type { QueuedDelivery } from '@hookline/core/adapter';
+import { cutToBytes, type QueuedDelivery } from '@hookline/core/adapter';
 
 /** The message attribute names this package writes. */
 export const ATTRIBUTES = {
@@ -149,18 +149,7 @@ export function identityAttributes(
  * ellipsis: SQS counts bytes, and a text of 1,000 characters may be 4,000 bytes.
  */
 export function errorText(reason: string): string {
-  const clean = (reason === '' ? 'unknown error' : reason).replace(new RegExp(OUTSIDE_SQS_SET.source, 'gu'), '\ufffd');
-  if (Buffer.byteLength(clean) <= MAX_ERROR_BYTES) return clean;
-  const room = MAX_ERROR_BYTES - Buffer.byteLength('…');
-  let bytes = 0;
-  let end = 0;
-  for (const char of clean) {
-    const size = Buffer.byteLength(char);
-    if (bytes + size > room) break;
-    bytes += size;
-    end += char.length;
-  }
-  return `${clean.slice(0, end)}…`;
+  return cutToBytes((reason === '' ? 'unknown error' : reason).replace(new RegExp(OUTSIDE_SQS_SET.source, 'gu'), '\ufffd'), MAX_ERROR_BYTES);
 }
 
 /** A number attribute, or undefined when absent or not a finite number. */
