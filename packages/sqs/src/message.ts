@@ -149,7 +149,10 @@ export function identityAttributes(
  * ellipsis: SQS counts bytes, and a text of 1,000 characters may be 4,000 bytes.
  */
 export function errorText(reason: string): string {
-  return cutToBytes((reason === '' ? 'unknown error' : reason).replace(new RegExp(OUTSIDE_SQS_SET.source, 'gu'), '\ufffd'), MAX_ERROR_BYTES);
+  return cutToBytes(
+    (reason === '' ? 'unknown error' : reason).replace(new RegExp(OUTSIDE_SQS_SET.source, 'gu'), '\ufffd'),
+    MAX_ERROR_BYTES,
+  );
 }
 
 /** A number attribute, or undefined when absent or not a finite number. */

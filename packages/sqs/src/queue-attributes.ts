@@ -1,13 +1,55 @@
 // What the queue reads of SQS's queue attributes, each read once (or, for the in-flight count, at most
-// every 10 s): the message size limit a job's messages must fit in (the queue's and its dead-letter
-// queue's MaximumMessageSize, the smaller), the visibility timeout a worker renews while a job runs,
-// the retention a retry's delay must stay within, and the messages in flight.
-import { GetQueueAttributesCommand, type QueueAttributeName } from '@aws-sdk/client-sqs';
+// every 10 s): the dead-letter queue its redrive policy names, the message size limit a job's messages
+// must fit in (the queue's and its dead-letter queue's MaximumMessageSize, the smaller), the visibility
+// timeout a worker renews while a job runs, the retention a retry's delay must stay within, and the
+// messages in flight.
+import { GetQueueAttributesCommand, GetQueueUrlCommand, type QueueAttributeName } from '@aws-sdk/client-sqs';
 import { bounded, type SqsClientLike } from './sqs-client';
 
 /** SQS's default and largest MaximumMessageSize since August 2025: what is assumed when the queue cannot say. */
 export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
 const IN_FLIGHT_FRESH_MS = 10_000;
+
+/** The dead-letter queue's URL: `given`, or the one the queue's redrive policy names (read on first need). */
+export function deadLetterQueueFinder(settings: {
+  client: SqsClientLike;
+  queueUrl: string;
+  queueName: string;
+  timeoutMs: number;
+  given: string | undefined;
+}): () => Promise<string> {
+  const { client, queueUrl, queueName, timeoutMs } = settings;
+  let found: Promise<string> | undefined = settings.given === undefined ? undefined : Promise.resolve(settings.given);
+  return () => {
+    found ??= (async () => {
+      const { Attributes } = await bounded<{ Attributes?: Record<string, string> }>(
+        client,
+        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }),
+        timeoutMs,
+        'reading the redrive policy',
+      );
+      const arn = (JSON.parse(Attributes?.RedrivePolicy ?? '{}') as { deadLetterTargetArn?: string }).deadLetterTargetArn;
+      if (arn === undefined) {
+        throw new Error(
+          `sqsQueue: ${queueName} has no redrive policy naming a dead-letter queue; give the queue one, or pass deadLetterQueueUrl`,
+        );
+      }
+      const [, , , , account, name] = arn.split(':');
+      const { QueueUrl } = await bounded<{ QueueUrl?: string }>(
+        client,
+        new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }),
+        timeoutMs,
+        'finding the dead-letter queue',
+      );
+      return QueueUrl as string;
+    })();
+    // A failed look-up (SQS unreachable) is tried again by the next call, not cached.
+    found.catch(() => {
+      found = undefined;
+    });
+    return found;
+  };
+}
 
 export interface QueueAttributes {
   /** The most bytes one message of a job may take. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ChangeMessageVisibilityCommand, GetQueueAttributesCommand, GetQueueUrlCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import {
   type DeadLetterRef,
   type DeliveryQueue,
@@ -27,7 +27,7 @@ import {
   stringAttribute,
 } from './message';
 import { poll } from './poller';
-import { queueAttributes } from './queue-attributes';
+import { deadLetterQueueFinder, queueAttributes } from './queue-attributes';
 import { resolveQueueOptions, type SqsQueueOptions } from './queue-options';
 import { bounded } from './sqs-client';
 
@@ -91,37 +91,7 @@ export function sqsQueue(options: SqsQueueOptions): SqsDeliveryQueue {
   const settings = resolveQueueOptions(options);
   const { client, queueUrl, queueName, fifo, timeoutMs, records, onError } = settings;
 
-  let deadLetterUrl: Promise<string> | undefined =
-    options.deadLetterQueueUrl === undefined ? undefined : Promise.resolve(options.deadLetterQueueUrl);
-  function deadLetterQueueUrl(): Promise<string> {
-    deadLetterUrl ??= (async () => {
-      const { Attributes } = await bounded<{ Attributes?: Record<string, string> }>(
-        client,
-        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }),
-        timeoutMs,
-        'reading the redrive policy',
-      );
-      const arn = (JSON.parse(Attributes?.RedrivePolicy ?? '{}') as { deadLetterTargetArn?: string }).deadLetterTargetArn;
-      if (arn === undefined) {
-        throw new Error(
-          `sqsQueue: ${queueName} has no redrive policy naming a dead-letter queue; give the queue one, or pass deadLetterQueueUrl`,
-        );
-      }
-      const [, , , , account, name] = arn.split(':');
-      const { QueueUrl } = await bounded<{ QueueUrl?: string }>(
-        client,
-        new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }),
-        timeoutMs,
-        'finding the dead-letter queue',
-      );
-      return QueueUrl as string;
-    })();
-    // A failed look-up (SQS unreachable) is tried again by the next call, not cached.
-    deadLetterUrl.catch(() => {
-      deadLetterUrl = undefined;
-    });
-    return deadLetterUrl;
-  }
+  const deadLetterQueueUrl = deadLetterQueueFinder({ client, queueUrl, queueName, timeoutMs, given: options.deadLetterQueueUrl });
   const attributes = queueAttributes({
     client,
     queueUrl,
