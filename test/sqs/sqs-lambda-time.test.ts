@@ -35,7 +35,7 @@ describe('sqsHandler and the invocation’s time', () => {
     const ids = [newId(), newId(), newId(), newId()];
     for (const id of ids) expect((await web(functionUrlEvent(id))).statusCode).toBe(202);
     // 4,000 ms left and 3,000 kept back: the hand-back comes at 1,000 ms, with two records running.
-    const first = await worker.invoke({ remainingMs: 4_000 });
+    const first = await worker.invoke({ remainingMs: 4_000, batchingWindowMs: 300 });
     expect(first.records).toHaveLength(4);
     expect(first.ended).toBe('returned');
     expect(first.leftMs).toBeGreaterThan(0);

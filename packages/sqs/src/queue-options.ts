@@ -199,6 +199,20 @@ export function resolveQueueOptions(options: SqsQueueOptions): ResolvedQueueOpti
             // A next message's sender has this long to send it: two SQS calls' bounds, and a margin.
             2 * timeoutMs + 5_000,
           ),
-    onError: options.onError ?? ((error: Error) => console.error(`hookline sqs queue "${queueName}": ${error.message}`)),
+    onError: guarded(
+      options.onError ?? ((error: Error) => console.error(`hookline sqs queue "${queueName}": ${error.message}`)),
+      queueName,
+    ),
+  };
+}
+
+/** `onError` as the queue calls it, from timers and settling alike: a listener that throws is reported, never rethrown. */
+function guarded(onError: (error: Error) => void, queueName: string): (error: Error) => void {
+  return (error) => {
+    try {
+      onError(error);
+    } catch (listenerError) {
+      console.error(`hookline sqs queue "${queueName}": its onError listener threw`, listenerError, 'on', error);
+    }
   };
 }
