@@ -32,6 +32,11 @@ export interface ServerState {
   readonly invalidCharacters: 'reject' | 'replace';
 }
 
+/**
+ * A new queue's attributes, as CreateQueue's API reference gives their defaults
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html):
+ * MaximumMessageSize is 1,048,576 bytes (1 MiB), its maximum too, since August 2025 (262,144 before).
+ */
 const DEFAULTS: QueueSettings = {
   VisibilityTimeout: 30,
   MessageRetentionPeriod: 345_600,

@@ -41,11 +41,18 @@ export interface Message {
   deadLetterSourceArn: string | undefined;
 }
 
-/** The 5-minute deduplication interval of FIFO queues. */
+/**
+ * The 5-minute deduplication interval of FIFO queues: a message sent with a deduplication id already
+ * used within it is accepted and not delivered
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html, MessageDeduplicationId).
+ */
 export const DEDUPLICATION_INTERVAL_MS = 5 * 60_000;
 /** How long a deleted queue's name, and a purged queue, stay blocked. */
 export const SIXTY_SECONDS_MS = 60_000;
-/** The longest a message may stay invisible, counted from the receive. */
+/**
+ * The longest a message may stay invisible, counted from the receive: "the maximum is 12 hours"
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html).
+ */
 export const MAX_VISIBILITY_MS = 12 * 3_600_000;
 
 /**
