@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { run } from '@hookline/cli';
 import type { QueuedDelivery } from '@hookline/core/adapter';
+import { memoryStore } from '@hookline/core';
 import { sqsQueue } from '@hookline/sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningSqsServer, startSqsServer } from '../support/sqs-server/start';
@@ -49,7 +50,8 @@ function queued(): QueuedDelivery {
 
 describe('hookline queue (SQS)', () => {
   it('lists the dead letters, replays one by deliveryId, then all', async () => {
-    const queue = sqsQueue({ client: queues.client, queueUrl: queues.queueUrl, onError: () => {} });
+    // The worker's queue has a store (consuming needs one); the CLI's has none.
+    const queue = sqsQueue({ client: queues.client, queueUrl: queues.queueUrl, store: memoryStore(), onError: () => {} });
     const jobs = [queued(), queued(), queued()];
     for (const job of jobs) await queue.enqueue(job);
     const worker = queue.work(async () => ({ status: 'dead', reason: 'PermanentFailure: no such call' }), { concurrency: 3 });

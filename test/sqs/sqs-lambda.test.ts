@@ -1,18 +1,14 @@
 // The AWS deployment shape end to end against the SQS test server: API Gateway → webhookHandler (web
 // function, answer-fast) → SQS → sqsHandler (worker function), the worker driven with SQS events as
 // Lambda's event source mapping delivers them (support/event-source-mapping.ts).
-import { createHmac, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { webhookHandler } from '@hookline/aws-lambda';
-import { createReceiver, memoryStore, PermanentFailure } from '@hookline/core';
-import { sqsHandler, sqsQueue } from '@hookline/sqs';
+import { PermanentFailure } from '@hookline/core';
+import { sqsHandler } from '@hookline/sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSqsServer, startSqsServer } from '../support/sqs-server/start';
-import { eventSourceMapping } from './support/event-source-mapping';
-import { type TestQueues, testQueues } from './support/sqs-queues';
+import { type DeploymentOptions, deployment as deploy, functionUrlEvent, newId } from './support/deployment';
+import type { TestQueues } from './support/sqs-queues';
 
-const SECRET = 'whsec_sqs_lambda';
 let server: RunningSqsServer;
 const opened: TestQueues[] = [];
 
@@ -27,66 +23,7 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A Function URL event (payload 2.0) carrying a signed delivery. */
-function functionUrlEvent(deliveryId: string, data: Record<string, unknown> = {}) {
-  const event = JSON.parse(readFileSync(new URL('../../packages/aws-lambda/fixtures/function-url.json', import.meta.url), 'utf8'));
-  const now = new Date().toISOString();
-  const body = Buffer.from(
-    JSON.stringify({
-      deliveryId,
-      event: 'message.delivered',
-      timestamp: now,
-      data: { messageId: 'msg_sqs', lineId: 'lin_sqs', note: 'Grüße 🎉', ...data },
-    }),
-  );
-  event.headers['x-service-signature'] = createHmac('sha256', SECRET).update(body).digest('hex');
-  event.headers['x-service-event'] = 'message.delivered';
-  event.headers['x-service-delivery-id'] = deliveryId;
-  event.body = body.toString('base64');
-  event.isBase64Encoded = true;
-  return event;
-}
-
-const newId = () => `wdl_${randomBytes(12).toString('hex')}`;
-
-/** The two functions over one queue and one store, as deployed (here in one process). */
-async function deployment(
-  options: {
-    fifo?: boolean;
-    attempts?: number;
-    retryMs?: number;
-    leaseMs?: number;
-    maxRunMs?: number;
-    maxStalls?: number;
-    withStore?: boolean;
-  } = {},
-) {
-  const queues = await testQueues(server, { fifo: options.fifo ?? false });
-  opened.push(queues);
-  const store = memoryStore();
-  const errors: Error[] = [];
-  const queue = sqsQueue({
-    client: queues.client,
-    queueUrl: queues.queueUrl,
-    deadLetterQueueUrl: queues.deadLetterQueueUrl,
-    ...(options.withStore === false ? {} : { store }),
-    attempts: options.attempts ?? 3,
-    backoff: { type: 'fixed', delayMs: options.retryMs ?? 1_000 },
-    ...(options.maxStalls === undefined ? {} : { maxStalls: options.maxStalls }),
-    onError: (error) => errors.push(error),
-  });
-  const receiver = createReceiver({
-    secret: SECRET,
-    store,
-    queue,
-    ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
-    ...(options.maxRunMs === undefined ? {} : { maxRunMs: options.maxRunMs }),
-  }).onError(() => {});
-  const web = webhookHandler(receiver);
-  const worker = eventSourceMapping(queues.client, queues.queueUrl, sqsHandler(receiver));
-  return { queues, queue, receiver, web, worker, errors };
-}
+const deployment = (options: DeploymentOptions = {}) => deploy(server, opened, options);
 
 describe('sqsHandler behind an event source mapping', () => {
   it('answers 202 on the web side, runs the handler once in the worker, and answers a repeat as a duplicate', async () => {
@@ -208,10 +145,10 @@ describe('sqsHandler behind an event source mapping', () => {
   });
 
   it('keeps a record from a queue the handler was not made for, and says which', async () => {
-    const { web, receiver, errors, queues } = await deployment();
+    const { web, receiver, workerReceiver, errors, queues } = await deployment();
     receiver.on('message.delivered', () => {});
     await web(functionUrlEvent(newId()));
-    const handler = sqsHandler(receiver);
+    const handler = sqsHandler(workerReceiver);
     const { Messages } = await queues.client.send(
       new ReceiveMessageCommand({
         QueueUrl: queues.queueUrl,
@@ -237,15 +174,15 @@ describe('sqsHandler behind an event source mapping', () => {
     expect(errors[0]?.message).toMatch(/another-queue reached the handler of queue/);
   });
 
-  it('without a store, enqueues every time and still runs the handler once (the worker’s claim)', async () => {
-    const { web, worker, receiver } = await deployment({ withStore: false });
+  it('with a web function without a store, enqueues every time and still runs the handler once (the worker’s claim)', async () => {
+    const { web, worker, receiver } = await deployment({ webWithoutStore: true });
     let runs = 0;
     receiver.on('message.delivered', () => void runs++);
     const deliveryId = newId();
     await web(functionUrlEvent(deliveryId));
     await worker.invoke();
     expect(runs).toBe(1);
-    // The receipt is completed: a repeat is handed to the queue again, which cannot tell it was queued.
+    // The web side cannot tell it was queued: a repeat is handed to the queue again.
     expect((await web(functionUrlEvent(deliveryId))).statusCode).toBe(202);
     await worker.invoke();
     await sleep(100);

@@ -170,6 +170,30 @@ describe.each(SOURCES)('webhookHandler: %s', (_name, shape, file) => {
   });
 });
 
+describe('webhookHandler: an invocation that is no HTTP request', () => {
+  const events: [string, unknown, RegExp][] = [
+    ['a warmer', { source: 'serverless-plugin-warmup' }, /an event from serverless-plugin-warmup \(a warmer\?\)/],
+    [
+      'an EventBridge schedule',
+      { version: '0', id: 'x', 'detail-type': 'Scheduled Event', source: 'aws.events', time: '2026-01-01T00:00:00Z', detail: {} },
+      /an EventBridge event \(Scheduled Event/,
+    ],
+    ['a console test event', { key1: 'value1', key2: 'value2' }, /a warmer, a schedule or a console test\?/],
+    ['an SQS event', { Records: [{ eventSource: 'aws:sqs' }] }, /consumed by sqsHandler from @hookline\/sqs/],
+    ['nothing at all', null, /no HTTP request/],
+  ];
+
+  it.each(events)('answers %s with a clear 400 in the service’s error shape, not a TypeError', async (_name, event, says) => {
+    const { handler, runs } = setUp();
+    const result = (await handler(event as LambdaHttpEvent)) as Json;
+    expect(result.statusCode).toBe(400);
+    const { error } = JSON.parse(result.body);
+    expect(error).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'event', issue: 'not_an_http_event' } });
+    expect(error.message).toMatch(says);
+    expect(runs).toEqual([]);
+  });
+});
+
 describe('webhookHandler: the request URL a tenant resolver sees', () => {
   it('is rebuilt from the host, path and query of each event shape', async () => {
     const urls: string[] = [];

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { ReceiverEndpoint } from '@hookline/core';
-import { type IncomingHeaders, methodNotAllowed, payloadTooLarge, type ReceiverAnswer } from '@hookline/core/adapter';
+import { type IncomingHeaders, methodNotAllowed, payloadTooLarge, type ReceiverAnswer, refuse } from '@hookline/core/adapter';
 import type {
   ALBEvent,
   ALBResult,
@@ -71,6 +71,28 @@ function urlOf(headers: IncomingHeaders, path: string, query: string): string {
   const host = (headers.host as string | undefined) ?? 'lambda.invalid';
   const scheme = (headers['x-forwarded-proto'] as string | undefined) ?? 'https';
   return `${scheme}://${host}${path}${query}`;
+}
+
+/**
+ * Whether the event is one of the four HTTP shapes, each recognised by what AWS always sends: an ALB
+ * event's `requestContext.elb`, payload 2.0's `requestContext.http.method`, payload 1.0's `httpMethod`.
+ */
+function isHttpEvent(event: unknown): event is LambdaHttpEvent {
+  if (typeof event !== 'object' || event === null) return false;
+  const { requestContext, httpMethod } = event as { requestContext?: { elb?: unknown; http?: { method?: unknown } }; httpMethod?: unknown };
+  if (requestContext?.elb !== undefined) return typeof httpMethod === 'string';
+  if ((event as { version?: unknown }).version === '2.0') return typeof requestContext?.http?.method === 'string';
+  return typeof httpMethod === 'string';
+}
+
+/** What a non-HTTP invocation looks like it came from, for the error's message. */
+function describeOther(event: unknown): string {
+  const fields = (typeof event === 'object' && event !== null ? event : {}) as Record<string, unknown>;
+  if (Array.isArray(fields.Records))
+    return 'an event with Records (an SQS, SNS or S3 event: an SQS queue is consumed by sqsHandler from @hookline/sqs)';
+  if (fields['detail-type'] !== undefined) return `an EventBridge event (${String(fields['detail-type'])}, a schedule or a rule)`;
+  if (typeof fields.source === 'string') return `an event from ${fields.source} (a warmer?)`;
+  return 'an event that is no HTTP request (a warmer, a schedule or a console test?)';
 }
 
 function read(event: LambdaHttpEvent): Incoming {
@@ -168,6 +190,18 @@ function toResult(answer: ReceiverAnswer, incoming: Incoming): ALBResult | APIGa
  */
 export function webhookHandler(receiver: ReceiverEndpoint): LambdaWebhookHandler {
   const handler = async (event: LambdaHttpEvent): Promise<ALBResult | APIGatewayProxyResult | APIGatewayProxyStructuredResultV2> => {
+    if (!isHttpEvent(event)) {
+      // Invoked by something else than API Gateway, a Function URL or a load balancer: a clear answer
+      // (to whoever invoked it) instead of a TypeError on a field that is not there.
+      const answer = receiver.answerError(
+        refuse(
+          'VALIDATION_ERROR',
+          `webhookHandler answers HTTP requests from API Gateway, a Function URL or a load balancer, and was invoked with ${describeOther(event)}.`,
+          { details: { field: 'event', issue: 'not_an_http_event' } },
+        ),
+      );
+      return { statusCode: answer.status, headers: { ...answer.headers }, body: answer.body, isBase64Encoded: false };
+    }
     const incoming = read(event);
     let answer: ReceiverAnswer;
     if (incoming.method.toUpperCase() !== 'POST') {

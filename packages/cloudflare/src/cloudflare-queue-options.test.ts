@@ -15,7 +15,7 @@ describe('cloudflareQueue() and queueConsumer() options', () => {
     expect(() => cloudflareQueue(undefined as never, { namespace })).toThrow(/Queue producer binding/);
     expect(() => cloudflareQueue(binding, {} as CloudflareQueueOptions)).toThrow(/HooklineStoreObject binding/);
     for (const maxRetries of [-1, 1.5, 101]) expect(() => cloudflareQueue(binding, { namespace, maxRetries })).toThrow(/maxRetries/);
-    for (const delayMs of [-1, Number.NaN, 43_200_001]) {
+    for (const delayMs of [-1, Number.NaN, 86_400_001]) {
       expect(() => cloudflareQueue(binding, { namespace, backoff: { type: 'fixed', delayMs } })).toThrow(/delayMs/);
     }
     expect(() => cloudflareQueue(binding, { namespace, backoff: { type: 'fixed', delaySeconds: 1 } as never })).toThrow(
@@ -24,6 +24,55 @@ describe('cloudflareQueue() and queueConsumer() options', () => {
     expect(() => cloudflareQueue(binding, { namespace, keepCompletedMs: 0 })).toThrow(/keepCompletedMs/);
     expect(() => cloudflareQueue(binding, { namespace, keepDeadLettersMs: Number.NaN })).toThrow(/keepDeadLettersMs/);
     expect(() => cloudflareQueue(binding, { namespace, shards: 0 })).toThrow(/shards/);
+  });
+
+  it('takes delays up to 24 hours, the longest Queues takes on send() and retry(), and caps a growing backoff there', async () => {
+    expect(cloudflareQueue(binding, { namespace, backoff: { type: 'fixed', delayMs: 86_400_000 } }).name).toBe('cloudflare-queues');
+    const queue = cloudflareQueue(binding, { namespace, maxRetries: 5, backoff: { type: 'exponential', delayMs: 20 * 3_600_000 } });
+    const retried: unknown[] = [];
+    const body = JSON.stringify({ hookline: 1, deliveryId: 'wdl_long', token: 't', sentAt: Date.now(), tries: 1, job: {} });
+    const message = { id: 'm1', body, attempts: 1, ack: () => {}, retry: (options?: unknown) => void retried.push(options) };
+    await queue.consume({ queue: 'q', messages: [message] }, async () => Promise.reject(new Error('down')), { onError: () => {} });
+    expect(retried).toEqual([{ delaySeconds: 86_400 }]); // 40 hours by the backoff
+  });
+
+  it('keeps a dead letter’s error to 1,000 bytes of UTF-8, so that its record fits a key-value object’s 128 KiB', async () => {
+    const sent: { op: string; dead?: { lastError: string } }[] = [];
+    const recording = {
+      idFromName: (name: string) => name,
+      get: () => ({
+        fetch: async (_url: string, init?: { body?: string }) => {
+          sent.push(JSON.parse(init?.body ?? '{}'));
+          return new Response(JSON.stringify('run'));
+        },
+      }),
+    };
+    const queue = cloudflareQueue(binding, { namespace: recording, maxRetries: 0 });
+    const body = JSON.stringify({ hookline: 1, deliveryId: 'wdl_dead', token: 't', sentAt: Date.now(), tries: 0, job: {} });
+    const message = { id: 'm1', body, attempts: 1, ack: () => {}, retry: () => {} };
+    await queue.consume({ queue: 'q', messages: [message] }, async () => ({
+      status: 'dead',
+      reason: `PermanentFailure: ${'€'.repeat(5_000)}`,
+    }));
+    const lastError = sent.find((request) => request.op === 'job.dead')?.dead?.lastError as string;
+    expect(new TextEncoder().encode(lastError).length).toBeLessThanOrEqual(1_000);
+    expect(lastError).toMatch(/^PermanentFailure: €+…$/);
+  });
+
+  it('refuses a job larger than a Queues message with JobTooLargeError, and says the body it always carries', async () => {
+    const queue = cloudflareQueue(binding, { namespace });
+    const job = {
+      delivery: {
+        event: 'message.delivered',
+        deliveryId: 'wdl_big',
+        timestamp: new Date().toISOString(),
+        data: { note: 'x'.repeat(130_000) },
+      },
+      receivedAt: Date.now(),
+      secretIndex: 0,
+    };
+    await expect(queue.enqueue(job)).rejects.toMatchObject({ name: 'JobTooLargeError', code: 'JOB_TOO_LARGE', limitBytes: 127_900 });
+    expect(await queue.bodyLimitBytes?.()).toBe(127_900 - 16 - 4_096);
   });
 
   it('makes queueConsumer() refuse what is not a receiver, or not a cloudflareQueue()', () => {

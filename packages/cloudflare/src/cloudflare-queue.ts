@@ -3,6 +3,7 @@ import {
   type DeadLetterRef,
   DEFAULT_RETENTION_MS,
   type DeliveryQueue,
+  JobTooLargeError,
   type JobResult,
   positiveMs,
   type QueuedDelivery,
@@ -16,7 +17,7 @@ import { type ConsumeOptions, consumeBatch } from './consume-batch';
 import type { DurableObjectNamespaceLike } from './durable-object-store';
 import type { ListedDeadLetter } from './job-protocol';
 import { jobRecordsClient } from './job-records-client';
-import { messageText, sizeProblem } from './queue-message';
+import { MAX_BODY_BYTES, MAX_MESSAGE_BYTES, messageText, oversize } from './queue-message';
 
 /** A Queue producer binding (`env.DELIVERIES`), as much of it as the queue uses. */
 export interface QueueBindingLike {
@@ -67,7 +68,7 @@ export interface CloudflareQueueOptions {
   maxRetries?: number;
   /**
    * Delay before a retry, in milliseconds (Queues counts whole seconds: rounded up): `exponential`
-   * doubles `delayMs` with each try (capped at 12 hours, the longest delay Queues takes).
+   * doubles `delayMs` with each try (capped at 24 hours, the longest delay Queues takes).
    * @default { type: 'exponential', delayMs: 10_000 }
    */
   backoff?: { type: 'exponential' | 'fixed'; delayMs: number };
@@ -129,8 +130,8 @@ function resolveSettings(binding: QueueBindingLike, options: CloudflareQueueOpti
   }
   const given = options.backoff ?? { type: 'exponential', delayMs: 10_000 };
   refuseRenamedOptions('cloudflareQueue', given, { delaySeconds: 'delayMs' });
-  if (typeof given.delayMs !== 'number' || !(given.delayMs >= 0 && given.delayMs <= 43_200_000)) {
-    throw new RangeError(`cloudflareQueue: backoff.delayMs must be a number from 0 to 43200000 (12 h), got ${given.delayMs}`);
+  if (typeof given.delayMs !== 'number' || !(given.delayMs >= 0 && given.delayMs <= 86_400_000)) {
+    throw new RangeError(`cloudflareQueue: backoff.delayMs must be a number from 0 to 86400000 (24 h), got ${given.delayMs}`);
   }
   // Queues takes whole seconds.
   const backoff = { type: given.type, delaySeconds: Math.ceil(given.delayMs / 1000) };
@@ -199,8 +200,15 @@ export function cloudflareQueue(binding: QueueBindingLike, options: CloudflareQu
         { deliveryId, ...(scope === undefined ? {} : { scope }), token, sentAt: Date.now(), tries: 0 },
         queuedDeliveryJson(job),
       );
-      const problem = sizeProblem(text);
-      if (problem !== undefined) throw new Error(`cloudflareQueue: ${problem}`);
+      const bytes = oversize(text);
+      if (bytes !== undefined) {
+        // The receiver handles it in the request: a job Queues cannot carry must not be refused for ever.
+        throw new JobTooLargeError(
+          `cloudflareQueue: the job of ${deliveryId} is ${bytes} bytes; Cloudflare Queues takes messages of at most 128 KB`,
+          bytes,
+          MAX_MESSAGE_BYTES,
+        );
+      }
       // Sent before it is recorded: `send` resolves once Queues wrote the message durably, and only a
       // message that exists may be recorded as the job's (a record first, then a failed send, would
       // leave a job that nothing carries). A repeat's extra message is acked unrun by the consumer.
@@ -245,6 +253,10 @@ export function cloudflareQueue(binding: QueueBindingLike, options: CloudflareQu
 
     async close(): Promise<void> {
       // Bindings hold no connection of their own.
+    },
+
+    async bodyLimitBytes(): Promise<number> {
+      return MAX_BODY_BYTES;
     },
 
     consume(batch, process, consumeOptions) {

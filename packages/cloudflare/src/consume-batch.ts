@@ -20,7 +20,7 @@
  * receiver's own claim in its store (`work:` keys) is what keeps handlers from running twice when two
  * deliveries of one message overlap.
  */
-import { type JobResult, type QueueJob, scopedDeliveryId, waitInWholeSeconds } from '@hookline/core/adapter';
+import { cutToBytes, type JobResult, type QueueJob, scopedDeliveryId, waitInWholeSeconds } from '@hookline/core/adapter';
 import type { MessageBatchLike, QueueMessageLike, ResolvedQueueSettings } from './cloudflare-queue';
 import type { DeadRecord } from './job-protocol';
 import { type JobMessage, messageText, readMessage } from './queue-message';
@@ -41,8 +41,13 @@ export interface ConsumeOptions {
   onError?: (error: unknown, message: { id: string; deliveryId?: string }) => void;
 }
 
-/** Queues' longest delay (12 hours). */
-const MAX_DELAY_SECONDS = 43_200;
+/** Queues' longest delay, on `send()` and on `retry()` (24 hours): https://developers.cloudflare.com/queues/configuration/batching-retries/#delay-messages */
+const MAX_DELAY_SECONDS = 86_400;
+/**
+ * The most bytes of error text a dead letter keeps: its record holds the job too (up to 128 KB), and a
+ * Durable Object's stored value is limited (128 KiB in the key-value storage of objects without SQLite).
+ */
+const MAX_ERROR_BYTES = 1_000;
 /**
  * How long a message for a dead letter may wait for the record of its revival (the producer sends the
  * message before it writes the record), and how long it waits each time.
@@ -193,7 +198,7 @@ async function deadLetter(
     ...(read.scope === undefined ? {} : { scope: read.scope }),
     event: eventOf(read.job),
     attempts,
-    lastError,
+    lastError: cutToBytes(lastError, MAX_ERROR_BYTES),
     job: JSON.stringify(read.job ?? null),
   };
   await recordDead(context, message, key, read.token, dead);
@@ -207,7 +212,13 @@ async function deadLetterForeign(context: Batch, message: QueueMessageLike, prob
   } catch {
     job = JSON.stringify(String(message.body));
   }
-  const dead = { deliveryId: message.id, event: 'unknown', attempts: message.attempts, lastError: `corrupt job: ${problem}`, job };
+  const dead = {
+    deliveryId: message.id,
+    event: 'unknown',
+    attempts: message.attempts,
+    lastError: cutToBytes(`corrupt job: ${problem}`, MAX_ERROR_BYTES),
+    job,
+  };
   await recordDead(context, message, message.id, message.id, dead);
 }
 

@@ -189,9 +189,15 @@ describe('the job records in the Durable Object', () => {
 });
 
 describe('cloudflareQueue() limits', () => {
-  it('refuses a job over 128 KB before sending it, saying what to do', async () => {
+  it('refuses a job over 128 KB before sending it with JOB_TOO_LARGE, for the receiver to handle in the request', async () => {
     const job = { delivery: createDelivery('message.delivered', { note: 'é'.repeat(70_000) }), receivedAt: Date.now(), secretIndex: 0 };
-    await expect(workers.producer('enqueue', E2E_QUEUE, { job })).rejects.toThrow(/at most 128 KB.*maxBodyBytes/);
+    await expect(workers.producer('enqueue', E2E_QUEUE, { job })).rejects.toThrow(
+      expect.objectContaining({
+        code: 'JOB_TOO_LARGE',
+        message: expect.stringMatching(/is 140\d{3} bytes; Cloudflare Queues takes messages of at most 128 KB/),
+      }),
+    );
+    expect(await workers.producer('body-limit', E2E_QUEUE)).toBe(123_788);
   });
 
   it('refuses receiver.work() in a Worker with a CONFIGURATION_ERROR that points to queueConsumer()', async () => {

@@ -19,9 +19,19 @@ export interface JobMessage {
 
 /**
  * Cloudflare Queues takes messages of up to 128 KB (1 KB = 1000 bytes), about 100 bytes of which go to
- * its own metadata.
+ * its own metadata (https://developers.cloudflare.com/queues/platform/limits/).
  */
 export const MAX_MESSAGE_BYTES = 127_900;
+/** Kept back for what a job's later messages carry beyond its first's: more tries spent (a re-send after a wait). */
+const LATER_MESSAGE_BYTES = 16;
+/**
+ * Kept back, beyond `LATER_MESSAGE_BYTES`, for what a message adds around a delivery's body: its fields
+ * (a deliveryId of 256 characters and a scope, escaped, the token, the times) and the job's JSON around
+ * the body. `MAX_MESSAGE_BYTES` less both is the body every job carries.
+ */
+const ENVELOPE_BYTES = 4_096;
+/** The largest delivery body a job carries whatever its deliveryId, scope and trace context. */
+export const MAX_BODY_BYTES = MAX_MESSAGE_BYTES - LATER_MESSAGE_BYTES - ENVELOPE_BYTES;
 
 const encoder = new TextEncoder();
 
@@ -31,14 +41,13 @@ export function messageText(fields: Omit<JobMessage, 'hookline' | 'job'>, jobJso
   return `${head.slice(0, -1)},"job":${jobJson}}`;
 }
 
-/** The message's size problem, or undefined when Queues takes it. */
-export function sizeProblem(text: string): string | undefined {
+/** The message's size in bytes when it, or a later message of its job, could be over what Queues takes; else undefined. */
+export function oversize(text: string): number | undefined {
+  const limit = MAX_MESSAGE_BYTES - LATER_MESSAGE_BYTES;
   // A UTF-16 unit is at most 3 bytes of UTF-8: most messages need no encoding to know they fit.
-  if (text.length * 3 <= MAX_MESSAGE_BYTES) return undefined;
+  if (text.length * 3 <= limit) return undefined;
   const bytes = encoder.encode(text).length;
-  return bytes <= MAX_MESSAGE_BYTES
-    ? undefined
-    : `the job is ${bytes} bytes; Cloudflare Queues takes messages of at most 128 KB (set the receiver's maxBodyBytes to 120_000 or less in queue mode)`;
+  return bytes <= limit ? undefined : bytes;
 }
 
 /** The message's fields, or why it is not a message this package sent. */

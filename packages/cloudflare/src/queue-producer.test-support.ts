@@ -60,6 +60,7 @@ async function queueCall(env: Env, method: string, request: Request): Promise<Re
     if (method === 'dead-letters') return Response.json({ result: await queue.deadLetters(limit === undefined ? {} : { limit }) });
     if (method === 'replay') return Response.json({ result: await queue.replay(ref as never) });
     if (method === 'replay-all') return Response.json({ result: await queue.replayAll() });
+    if (method === 'body-limit') return Response.json({ result: await queue.bodyLimitBytes?.() });
     if (method === 'work') return Response.json({ result: queue.work(async () => ({ status: 'done' }), { concurrency: 1 }) });
     // A message cloudflareQueue() did not write, as a foreign producer (or a corrupted one) would.
     if (method === 'raw') {

@@ -203,6 +203,7 @@ export async function startQueueWorkers(): Promise<QueueWorkers> {
       replay: async (ref: DeadLetterRef) => producer('replay', settings, { ref }) as Promise<boolean>,
       replayAll: async () => producer('replay-all', settings) as Promise<number>,
       close: async () => {},
+      bodyLimitBytes: async () => producer('body-limit', settings) as Promise<number | undefined>,
     };
     return {
       queue,

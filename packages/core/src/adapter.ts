@@ -67,6 +67,7 @@ export {
   type QueueWorker,
   type DeadLetter,
   type DeadLetterRef,
+  JobTooLargeError,
   queuedDeliveryJson,
   scopedDeliveryId,
 } from './queue';
@@ -75,6 +76,7 @@ export { queueJobEntry, type QueueJobEntry } from './receiver-entry';
 export { withinTime } from './within-time';
 export { wakeablePause } from './wakeable-pause';
 export { waitInWholeSeconds } from './whole-seconds';
+export { cutToBytes } from './text-bytes';
 export { isPromiseLike } from './awaitable';
 
 // Diagnostics: what the receiver publishes on node:diagnostics_channel, for tracers (types only)

@@ -78,6 +78,33 @@ export interface DeadLetter {
   failedAt: Date;
 }
 
+/**
+ * What `enqueue` rejects with when the job is larger than the queue can carry (its message size
+ * limit, with everything the backend adds to a message). The receiver then handles the delivery in
+ * the request, as synchronous mode would (claim, handlers, answer), instead of answering 503 until the
+ * service gives up on it: the queue will never take it. The receiver knows it by its `code`, so a
+ * backend whose enqueue runs elsewhere (in a Worker, across a binding) can reject with an error of its
+ * own carrying `code: 'JOB_TOO_LARGE'`.
+ */
+export class JobTooLargeError extends Error {
+  readonly code = 'JOB_TOO_LARGE';
+  constructor(
+    message: string,
+    /** The job's size as the backend counts it, in bytes, when known. */
+    readonly bytes?: number,
+    /** The most the backend carries, in bytes, when known. */
+    readonly limitBytes?: number,
+  ) {
+    super(message);
+    this.name = 'JobTooLargeError';
+  }
+
+  /** Whether `error` says that the queue cannot carry the job (a `JobTooLargeError`, or any error with its code). */
+  static is(error: unknown): boolean {
+    return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'JOB_TOO_LARGE';
+  }
+}
+
 /** Which dead letter to replay: what `deadLetters()` listed, or a bare deliveryId (no scope). */
 export type DeadLetterRef = Pick<DeadLetter, 'deliveryId' | 'scope'> | string;
 
@@ -133,6 +160,14 @@ export interface DeliveryQueue {
   replayAll(): Promise<number>;
   /** Closes the producer side's connections (workers are closed through their own handles). */
   close(): Promise<void>;
+  /**
+   * The largest delivery body, in bytes, that this queue always carries, for a backend with a message
+   * size limit (SQS's `MaximumMessageSize`, Cloudflare Queues' 128 KB), less what it adds to each job
+   * and message. The receiver asks once, when it is created, and warns when its `maxBodyBytes` is
+   * above it: a larger delivery is still accepted, and its enqueue rejects with `JobTooLargeError`, so
+   * it is handled in the request. Absent, or resolving with undefined: no limit worth a warning.
+   */
+  bodyLimitBytes?(): Promise<number | undefined>;
 }
 
 const JOB_JSON = Symbol.for('hookline.queuedDeliveryJson.v1');

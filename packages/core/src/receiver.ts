@@ -8,6 +8,7 @@ import type { ReceiverOptions } from './options';
 import { resolveOptions } from './resolve-options';
 import { receiveError, receive, receiveAwaitable } from './pipeline';
 import type { QueueWorker } from './queue';
+import { checkQueueLimit } from './queue-limit';
 import { attachEntry } from './receiver-entry';
 import { createState } from './receiver-state';
 import { serveRequest } from './web-request';
@@ -123,6 +124,7 @@ export function createReceiver<E extends EventMap = ServiceEvents>(options: Rece
   for (const [name, listener] of Object.entries(options.hooks ?? {})) {
     if (listener !== undefined) receiver.hook(name as keyof ReceiverHooks<E>, listener as never);
   }
+  checkQueueLimit(state);
   attachEntry(receiver, {
     receive: (input) => receiveAwaitable(state, input),
     jobs: { queue: config.queue, leaseMs: config.leaseMs, process: (job) => processJob(state, job) },

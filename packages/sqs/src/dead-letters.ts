@@ -8,7 +8,7 @@
 import { ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { type DeadLetter, scopedDeliveryId } from '@hookline/core/adapter';
 import type { JobRecords } from './job-records';
-import { ATTRIBUTES, identityOf, numberOf, payloadOf, type ReceivedMessage } from './message';
+import { ATTRIBUTES, identityOf, numberOf, payloadOf, type ReceivedMessage, readAttribute } from './message';
 import { bounded, type SqsClientLike } from './sqs-client';
 
 /** How long a scan keeps the letters it received invisible (they are made visible again when it ends). */
@@ -25,17 +25,18 @@ export interface DeadLetterAccess {
   sendFresh(letter: ReceivedMessage, token: string | undefined): Promise<void>;
 }
 
-/** A received message as the consumer and the scans read it. */
-export function received(message: Message): ReceivedMessage {
+/** A received message as the consumer and the scans read it; `receivedAt`: when the receive was asked for. */
+export function received(message: Message, receivedAt = Date.now()): ReceivedMessage {
   const attributes = new Map<string, string>();
   for (const [name, value] of Object.entries(message.MessageAttributes ?? {}))
-    if (value.StringValue !== undefined) attributes.set(name, value.StringValue);
+    if (value.StringValue !== undefined) attributes.set(name, readAttribute(value.DataType, value.StringValue));
   return {
     messageId: message.MessageId ?? '',
     receiptHandle: message.ReceiptHandle ?? '',
     body: message.Body ?? '',
     receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? '1') || 1,
     sentAt: Number(message.Attributes?.SentTimestamp ?? Date.now()) || Date.now(),
+    receivedAt,
     attributes,
   };
 }

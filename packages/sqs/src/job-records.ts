@@ -9,11 +9,22 @@
 // - the dead record (`dead:<scoped id>`), held under one fixed token while the delivery's latest dead
 //   letter is current. A revival releases it; a dead letter whose record is not held any more belongs
 //   to a delivery that was revived since, and `deadLetters()` drops it instead of listing it.
+//
+// And one record per message that was ended by a next one (successors.ts says why):
+//
+// - the succession record (`next:<message id>`), claimed by whoever sends the message's next message
+//   (a retry, a wait, a hand-back, its dead letter) under a fresh token with a short lease that covers
+//   the send, then held for `keepCompletedMs` once the next message is out. Only one party ever sends a
+//   message's successor, and the successor carries the token: it runs only while that token holds the
+//   record.
 import { randomUUID } from 'node:crypto';
-import type { IdempotencyStore } from '@hookline/core/adapter';
+import type { ClaimResult, IdempotencyStore } from '@hookline/core/adapter';
 
 /** The dead record's token: every party must be able to release it, so it is not a secret. */
 const DEAD = 'dead';
+
+/** What the succession record of a message says. */
+export type Succession = 'none' | 'sending' | 'sent';
 
 export interface JobRecords {
   /** Claims the job record: its token (a new job), or undefined while the delivery's job is held. */
@@ -26,11 +37,31 @@ export interface JobRecords {
   /** Whether the delivery's dead letter is current (its dead record is held), keeping it held. */
   isDead(scopedId: string): Promise<boolean>;
   clearDead(scopedId: string): Promise<void>;
+  /** Claims the right to send `messageId`'s next message under `token`: `none` (claimed: send it), or who has. */
+  claimSuccession(messageId: string, token: string): Promise<Succession>;
+  /** The next message is out: the record holds for `keepCompletedMs`. False when `token` lost it meanwhile. */
+  holdSuccession(messageId: string, token: string): Promise<boolean>;
+  /** The next message could not be sent: the right to send it goes. */
+  dropSuccession(messageId: string, token: string): Promise<void>;
+  /** Whether `messageId` has a next message (`sent`), one is being sent (`sending`), or neither, without claiming it. */
+  successionOf(messageId: string): Promise<Succession>;
 }
 
-export function jobRecords(store: IdempotencyStore, keyPrefix: string, keepCompletedMs: number, keepDeadLettersMs: number): JobRecords {
+export function jobRecords(
+  store: IdempotencyStore,
+  keyPrefix: string,
+  keepCompletedMs: number,
+  keepDeadLettersMs: number,
+  /** How long a sender may take to send a next message: the succession record's first lease. */
+  sendLeaseMs: number,
+): JobRecords {
   const jobKey = (id: string) => `${keyPrefix}job:${id}`;
   const deadKey = (id: string) => `${keyPrefix}dead:${id}`;
+  const nextKey = (messageId: string) => `${keyPrefix}next:${messageId}`;
+
+  // A held record whose lease runs longer than a send could take was held for keepCompletedMs: sent.
+  const heldAs = (result: ClaimResult): Succession =>
+    result.state === 'completed' || (result.state === 'in_progress' && result.retryAfterMs > sendLeaseMs) ? 'sent' : 'sending';
 
   async function claim(id: string): Promise<{ token: string; attempt: number } | undefined> {
     const token = randomUUID();
@@ -65,6 +96,23 @@ export function jobRecords(store: IdempotencyStore, keyPrefix: string, keepCompl
     },
     async clearDead(id) {
       await store.release(deadKey(id), DEAD);
+    },
+    async claimSuccession(messageId, token) {
+      const result = await store.claim(nextKey(messageId), token, sendLeaseMs);
+      return result.state === 'acquired' ? 'none' : heldAs(result);
+    },
+    holdSuccession: (messageId, token) => Promise.resolve(store.extend(nextKey(messageId), token, keepCompletedMs)),
+    async dropSuccession(messageId, token) {
+      await store.release(nextKey(messageId), token);
+    },
+    async successionOf(messageId) {
+      const probe = randomUUID();
+      const result = await store.claim(nextKey(messageId), probe, sendLeaseMs);
+      if (result.state !== 'acquired') return heldAs(result);
+      // Released at once: a next message sent by a consumer that stopped before holding the record
+      // (its lease lapsed) no longer finds its token there, and gives way to this run.
+      await store.release(nextKey(messageId), probe);
+      return 'none';
     },
   };
 }

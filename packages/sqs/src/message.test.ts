@@ -4,7 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { errorText, fifoId, identityOf, jobAttributes, payloadOf, type ReceivedMessage, sqsBody } from './message';
 
 function received(body: string, attributes: Record<string, string> = {}): ReceivedMessage {
-  return { messageId: 'm-1', receiptHandle: 'h', body, receiveCount: 1, sentAt: 0, attributes: new Map(Object.entries(attributes)) };
+  return {
+    messageId: 'm-1',
+    receiptHandle: 'h',
+    body,
+    receiveCount: 1,
+    sentAt: 0,
+    receivedAt: 0,
+    attributes: new Map(Object.entries(attributes)),
+  };
 }
 
 describe('message', () => {
@@ -22,8 +30,12 @@ describe('message', () => {
     expect(fifoId('a:wdl_1')).not.toBe(fifoId('b:wdl_1'));
   });
 
-  it('keeps an error text within bounds and within SQS’s characters, never empty', () => {
-    expect(errorText('x'.repeat(5_000))).toHaveLength(1_000);
+  it('keeps an error text within 1,000 bytes of UTF-8, cut at a character, within SQS’s characters, never empty', () => {
+    expect(Buffer.byteLength(errorText('x'.repeat(5_000)))).toBe(1_000);
+    const euros = errorText('€'.repeat(1_000)); // 3 bytes each: 3,000 bytes in 1,000 characters
+    expect(Buffer.byteLength(euros)).toBeLessThanOrEqual(1_000);
+    expect(euros).toBe(`${'€'.repeat(332)}…`);
+    expect(errorText('😀'.repeat(400)).endsWith('😀…')).toBe(true); // never half a surrogate pair
     expect(errorText('bad\u0000byte')).toBe('bad\ufffdbyte');
     expect(errorText('')).toBe('unknown error');
   });

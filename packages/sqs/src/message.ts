@@ -1,10 +1,17 @@
 // What a hookline job looks like on SQS: the body is the queued delivery's JSON as the receiver made
 // it; message attributes carry what the consumer must know before (or without) parsing the body and
 // what SQS cannot change on a message once sent: the tries spent, when a delayed copy is due, the
-// job record's token, the delivery's identity, the trace context, and on a dead letter why and when.
-// SQS allows 10 attributes per message; a dead letter uses all of these nine at most.
+// job record's token, the delivery's identity, the trace context, the message it succeeds, and on a
+// dead letter why and when. SQS allows 10 attributes per message: a job's next message carries eight
+// at most (tries, due, token, delivery id, scope, traceparent, tracestate, after), a dead letter eight
+// (tries, token, delivery id, scope, traceparent, tracestate, error, failed-at).
+//
+// SQS counts the body and every attribute's name, type and value against the queue's
+// MaximumMessageSize, so a job is accepted only when its largest message, the next message or the
+// dead letter with everything they add, fits (`reservedBytes`): no message of a job it accepted can
+// then be refused for its size.
 import { createHash } from 'node:crypto';
-import type { QueuedDelivery } from '@hookline/core/adapter';
+import { cutToBytes, type QueuedDelivery } from '@hookline/core/adapter';
 
 /** The message attribute names this package writes. */
 export const ATTRIBUTES = {
@@ -21,6 +28,11 @@ export const ATTRIBUTES = {
   error: 'hookline-error',
   /** On a dead letter: when (epoch ms). Number. */
   failedAt: 'hookline-failed-at',
+  /**
+   * On a job's next message: `<message id> <token>`, the message it succeeds and the token under which
+   * its sender claimed that succession (successors.ts).
+   */
+  after: 'hookline-after',
   // The W3C names, so that tracing instrumentation for SQS finds the context where it looks.
   traceparent: 'traceparent',
   tracestate: 'tracestate',
@@ -28,7 +40,7 @@ export const ATTRIBUTES = {
 
 /** A message attribute as `SendMessage` takes it and `ReceiveMessage` gives it (string values only here). */
 export interface StringAttribute {
-  DataType: 'String' | 'Number';
+  DataType: 'String' | 'String.json' | 'Number';
   StringValue: string;
 }
 
@@ -41,16 +53,63 @@ export interface ReceivedMessage {
   receiveCount: number;
   /** `SentTimestamp` (epoch ms). */
   sentAt: number;
+  /**
+   * The earliest SQS can have received it for this consumer (epoch ms): when the receive was asked
+   * for, or for a Lambda record an hour before the invocation began. A message may be hidden up to
+   * 12 hours from its receive, not further.
+   */
+  receivedAt: number;
   /** The message attributes' string values by name. */
   attributes: Map<string, string>;
 }
 
-/** The longest error text kept on a dead letter (attributes count towards the message size). */
-const MAX_ERROR_LENGTH = 1_000;
+/** The most bytes of error text a dead letter carries (attributes count towards the message size). */
+export const MAX_ERROR_BYTES = 1_000;
 
+/** The characters SQS accepts in a body or an attribute (the W3C XML set). */
+const OUTSIDE_SQS_SET = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
+/** The data type of an attribute whose value is written as a JSON string, escaped (a custom type label SQS allows). */
+const ESCAPED = 'String.json';
+
+/**
+ * A string attribute. A value holding a character SQS refuses (U+FFFE and U+FFFF, which a deliveryId
+ * may hold, or a control character in a scope) is written as its JSON text with those escaped, under
+ * the data type `String.json`, as bodies are escaped; `readAttribute` gives the value back.
+ */
 export function stringAttribute(value: string): StringAttribute {
-  return { DataType: 'String', StringValue: value };
+  if (!OUTSIDE_SQS_SET.test(value)) return { DataType: 'String', StringValue: value };
+  return { DataType: ESCAPED, StringValue: sqsBody(JSON.stringify(value)) };
 }
+
+/** An attribute's value as it was written: an escaped one (`String.json`) read back from its JSON text. */
+export function readAttribute(dataType: string | undefined, value: string): string {
+  if (dataType !== ESCAPED) return value;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return typeof parsed === 'string' ? parsed : value;
+  } catch {
+    return value;
+  }
+}
+
+/** The bytes SQS counts for `attributes`: each name, data type and value. */
+export function attributeBytes(attributes: Record<string, StringAttribute>): number {
+  let bytes = 0;
+  for (const [name, { DataType, StringValue }] of Object.entries(attributes))
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(DataType) + Buffer.byteLength(StringValue);
+  return bytes;
+}
+
+const numberBytes = (name: string, digits: number) => name.length + 'Number'.length + digits;
+/**
+ * What any later message of a job may carry beyond its first message's attributes: a next message adds
+ * `hookline-due` and `hookline-after` (its tries may grow to five digits), a dead letter
+ * `hookline-error` (up to MAX_ERROR_BYTES) and `hookline-failed-at`.
+ */
+export const RESERVED_BYTES = Math.max(
+  numberBytes(ATTRIBUTES.tries, 5) + numberBytes(ATTRIBUTES.due, 16) + ATTRIBUTES.after.length + 'String'.length + 2 * 36 + 1,
+  numberBytes(ATTRIBUTES.tries, 5) + ATTRIBUTES.error.length + 'String'.length + MAX_ERROR_BYTES + numberBytes(ATTRIBUTES.failedAt, 16),
+);
 
 export function numberAttribute(value: number): StringAttribute {
   return { DataType: 'Number', StringValue: String(Math.trunc(value)) };
@@ -84,11 +143,16 @@ export function identityAttributes(
   return attributes;
 }
 
+/**
+ * A dead letter's error text: within SQS's characters (a reason may hold any text), never empty (SQS
+ * refuses an empty attribute value), and at most MAX_ERROR_BYTES of UTF-8, cut at a character with an
+ * ellipsis: SQS counts bytes, and a text of 1,000 characters may be 4,000 bytes.
+ */
 export function errorText(reason: string): string {
-  // SQS refuses characters outside its set in attributes as in bodies (a reason may hold any text),
-  // and an empty attribute value.
-  const clean = (reason === '' ? 'unknown error' : reason).replace(/[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, '\ufffd');
-  return clean.length > MAX_ERROR_LENGTH ? `${clean.slice(0, MAX_ERROR_LENGTH - 1)}…` : clean;
+  return cutToBytes(
+    (reason === '' ? 'unknown error' : reason).replace(new RegExp(OUTSIDE_SQS_SET.source, 'gu'), '\ufffd'),
+    MAX_ERROR_BYTES,
+  );
 }
 
 /** A number attribute, or undefined when absent or not a finite number. */

@@ -1,5 +1,5 @@
 // What sqsQueue() and sqsHandler() refuse, before anything reaches SQS.
-import { createReceiver } from '@hookline/core';
+import { createReceiver, memoryStore } from '@hookline/core';
 import { memoryQueue } from '@hookline/testing';
 import { describe, expect, it } from 'vitest';
 import { sqsHandler } from './sqs-handler';
@@ -19,7 +19,16 @@ describe('sqsQueue options', () => {
     );
     expect(() => sqsQueue({ client, queueUrl, maxStalls: -1 })).toThrow(/maxStalls/);
     expect(() => sqsQueue({ client, queueUrl, backoff: { type: 'fixed', delayMs: Number.NaN } })).toThrow(/backoff/);
+    expect(() => sqsQueue({ client, queueUrl, maxMessageBytes: 2_000_000 })).toThrow(/from 1024 to 1048576/);
     expect(sqsQueue({ client, queueUrl }).name).toBe('sqs');
+  });
+
+  it('refuses a backoff that waits 14 days or more before a try: SQS would delete the message first', () => {
+    expect(() => sqsQueue({ client, queueUrl, attempts: 20, backoff: { type: 'exponential', delayMs: 10_000 } })).toThrow(
+      /waits 2621440000 ms before the last try, and SQS keeps a message at most 14 days/,
+    );
+    expect(() => sqsQueue({ client, queueUrl, attempts: 2, backoff: { type: 'fixed', delayMs: 14 * 86_400_000 } })).toThrow(/14 days/);
+    expect(sqsQueue({ client, queueUrl, attempts: 7 }).name).toBe('sqs'); // 10 s doubling: 320 s before the last
   });
 
   it('says how to find the dead-letter queue when the queue has no redrive policy', async () => {
@@ -45,8 +54,13 @@ describe('sqsHandler', () => {
     expect(() => sqsHandler({})).toThrow(/the receiver createReceiver\(\) returned/);
     expect(() => sqsHandler(createReceiver({ secret: 'whsec_x' }))).toThrow(/needs an SQS queue/);
     expect(() => sqsHandler(createReceiver({ secret: 'whsec_x', queue: memoryQueue() }))).toThrow(/needs an SQS queue/);
-    expect(() => sqsHandler(createReceiver({ secret: 'whsec_x', queue: sqsQueue({ client, queueUrl }) }), { concurrency: 0 })).toThrow(
-      /concurrency/,
+    const store = memoryStore();
+    expect(() =>
+      sqsHandler(createReceiver({ secret: 'whsec_x', store, queue: sqsQueue({ client, queueUrl, store }) }), { concurrency: 0 }),
+    ).toThrow(/concurrency/);
+    // Consuming needs the store's records: a queue without one is refused, saying why.
+    expect(() => sqsHandler(createReceiver({ secret: 'whsec_x', queue: sqsQueue({ client, queueUrl }) }))).toThrow(
+      /has no store, and consuming needs one/,
     );
   });
 });

@@ -4,10 +4,15 @@
 // in flight rather than waiting out its 20 s, so it resolves as soon as the running jobs have settled
 // (the receiver bounds those by its closeTimeoutMs). A message SQS handed to the aborted poll just
 // before the abort comes back after the queue's visibility timeout, counted as one stall.
+//
+// While a job runs, its message's visibility is renewed every third of the visibility timeout (never
+// past 12 hours from its receive): a handler longer than the visibility timeout does not make SQS hand
+// the message to another worker. The renewal ends with the job, which the receiver ends at `maxRunMs`.
 import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { type JobResult, type QueueJob, type QueueWorker, wakeablePause } from '@hookline/core/adapter';
-import { type ConsumerContext, consume } from './consume';
+import { type ConsumerContext, consume, HIDE_MARGIN_MS, MAX_VISIBILITY_MS } from './consume';
 import { received } from './dead-letters';
+import type { ReceivedMessage } from './message';
 import { bounded, type SqsClientLike } from './sqs-client';
 
 export interface PollerSettings {
@@ -16,6 +21,8 @@ export interface PollerSettings {
   context: ConsumerContext;
   waitTimeSeconds: number;
   visibilityTimeoutSeconds: number | undefined;
+  /** The queue's own VisibilityTimeout, read when `visibilityTimeoutSeconds` is not given. */
+  queueVisibilitySeconds: () => Promise<number>;
   timeoutMs: number;
   /** How long the loop pauses after a failed receive (SQS unreachable). */
   pauseMs: number;
@@ -62,9 +69,46 @@ export function poll(settings: PollerSettings, process: (job: QueueJob) => Promi
       void flush();
     });
 
-  async function handle(message: Message): Promise<void> {
-    const one = received(message);
-    if ((await consume(context, one, process)) === 'ack') await acknowledge(one.receiptHandle);
+  // The visibility the messages are received with, for the renewals.
+  const visibility: Promise<number | undefined> =
+    settings.visibilityTimeoutSeconds === undefined
+      ? settings.queueVisibilitySeconds().catch((error: unknown) => {
+          context.onError(new Error(`cannot renew messages' visibility: ${error instanceof Error ? error.message : String(error)}`));
+          return undefined;
+        })
+      : Promise.resolve(settings.visibilityTimeoutSeconds);
+
+  /** Keeps `message` hidden while its job runs; the returned function stops. */
+  function keepHidden(message: ReceivedMessage): () => void {
+    let timer: ReturnType<typeof setInterval> | undefined;
+    let stopped = false;
+    void visibility.then((seconds) => {
+      if (stopped || seconds === undefined || seconds <= 0) return;
+      timer = setInterval(
+        () => {
+          const left = Math.floor((MAX_VISIBILITY_MS - HIDE_MARGIN_MS - (Date.now() - message.receivedAt)) / 1000);
+          if (left <= 0) return clearInterval(timer);
+          context.changeVisibility(message, Math.min(seconds, left)).catch((error: unknown) => {
+            if (!stopped) context.onError(error instanceof Error ? error : new Error(String(error)));
+          });
+        },
+        Math.max(200, (seconds * 1000) / 3),
+      );
+      (timer as { unref?: () => void }).unref?.();
+    });
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }
+
+  async function handle(message: Message, receivedAt: number): Promise<void> {
+    const one = received(message, receivedAt);
+    const hidden = (job: QueueJob) => {
+      const stop = keepHidden(one);
+      return process(job).finally(stop);
+    };
+    if ((await consume(context, one, hidden)) === 'ack') await acknowledge(one.receiptHandle);
   }
 
   const loop = (async () => {
@@ -74,6 +118,8 @@ export function poll(settings: PollerSettings, process: (job: QueueJob) => Promi
         continue;
       }
       let messages: Message[];
+      // SQS received them after this: a message may be hidden up to 12 hours from then.
+      const receivedAt = Date.now();
       try {
         const answer = await bounded<{ Messages?: Message[] }>(
           client,
@@ -97,7 +143,7 @@ export function poll(settings: PollerSettings, process: (job: QueueJob) => Promi
         continue;
       }
       for (const message of messages) {
-        const task: Promise<void> = handle(message).finally(() => running.delete(task));
+        const task: Promise<void> = handle(message, receivedAt).finally(() => running.delete(task));
         running.add(task);
       }
     }

@@ -1,7 +1,7 @@
-import { queueJobEntry } from '@hookline/core/adapter';
-import type { JobResult, QueueJob } from '@hookline/core/adapter';
+import { type QueuedDelivery, type QueueJob, queueJobEntry } from '@hookline/core/adapter';
 import { consume, type Outcome } from './consume';
-import type { ReceivedMessage } from './message';
+import { invocationTime, RECEIVED_BEFORE_INVOCATION_MS, thawWatch } from './invocation-time';
+import { type ReceivedMessage, readAttribute } from './message';
 import { SQS_INTERNALS } from './sqs-queue';
 
 /**
@@ -47,25 +47,31 @@ export interface SqsHandlerOptions {
   /**
    * Time kept back at the end of the invocation: once the function has less than this left, the
    * records still running are handed back (each runs again after the receiver's `leaseMs`, no try
-   * spent) and the handler returns before Lambda's timeout would fail the whole batch.
+   * spent), no record starts any more (those not started are handed back too, to run at once
+   * elsewhere), and the handler returns before Lambda's timeout would fail the whole batch.
    * @default 3_000
    */
   handBackMarginMs?: number;
 }
 
-/** A record as the consumer reads a received message. */
-function fromRecord(record: SqsRecord): ReceivedMessage {
+/** A record as the consumer reads a received message; SQS received it at most an hour before `invokedAt`. */
+function fromRecord(record: SqsRecord, invokedAt: number): ReceivedMessage {
   const attributes = new Map<string, string>();
   for (const [name, value] of Object.entries(record.messageAttributes ?? {}))
-    if (value?.stringValue !== undefined) attributes.set(name, value.stringValue);
+    if (value?.stringValue !== undefined) attributes.set(name, readAttribute(value.dataType, value.stringValue));
   return {
     messageId: record.messageId,
     receiptHandle: record.receiptHandle,
     body: record.body,
     receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? '1') || 1,
-    sentAt: Number(record.attributes?.SentTimestamp ?? Date.now()) || Date.now(),
+    sentAt: Number(record.attributes?.SentTimestamp ?? invokedAt) || invokedAt,
+    receivedAt: invokedAt - RECEIVED_BEFORE_INVOCATION_MS,
     attributes,
   };
+}
+
+function deliveryIdOf(job: QueueJob): string {
+  return String((job.payload as Partial<QueuedDelivery> | undefined)?.delivery?.deliveryId ?? 'a job');
 }
 
 /**
@@ -75,7 +81,7 @@ function fromRecord(record: SqsRecord): ReceivedMessage {
  * that succeeded, failed (retried as a delayed copy carrying its tries), waited or was dead-lettered
  * is settled by the handler and left for the mapping to delete; only a record the handler could not
  * settle (SQS unreachable) or that is not due yet is listed in `batchItemFailures`, and comes back
- * after its visibility timeout.
+ * after its visibility timeout. The queue needs a `store` (`sqsQueue({ client, queueUrl, store })`).
  *
  * The event source mapping must have `FunctionResponseTypes: ["ReportBatchItemFailures"]`: without
  * it Lambda ignores the answer and deletes the whole batch, the listed records with it.
@@ -99,36 +105,21 @@ export function sqsHandler(receiver: object, options: SqsHandlerOptions = {}): S
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new RangeError(`sqsHandler: concurrency must be an integer ≥ 1, got ${concurrency}`);
   const marginMs = options.handBackMarginMs ?? 3_000;
-  const { context, queueName } = internals;
+  const context = internals.consumer();
+  const { queueName } = internals;
+  const thaw = thawWatch(entry.leaseMs, context.onError);
 
   return async (event, lambdaContext) => {
+    thaw.check();
+    const invokedAt = Date.now();
     const records = event?.Records ?? [];
-    const remaining = lambdaContext?.getRemainingTimeInMillis?.();
-    // Past the deadline, each job still running is handed back as a wait (its handler goes on until
-    // Lambda freezes the process, holding its lease; the copy runs once the lease lapsed).
-    const hands = new Set<(result: JobResult) => void>();
-    const handBack: JobResult = {
-      status: 'wait',
-      delayMs: entry.leaseMs,
-      reason: `the Lambda invocation ran out of time before the job finished; it runs again once its lease lapses`,
-    };
-    const timer =
-      remaining === undefined
-        ? undefined
-        : setTimeout(
-            () => {
-              for (const settle of hands) settle(handBack);
-            },
-            Math.max(0, Math.min(remaining - marginMs, remaining / 2)),
-          );
-    const process = (job: QueueJob) =>
-      new Promise<JobResult>((resolve, reject) => {
-        hands.add(resolve);
-        entry
-          .process(job)
-          .then(resolve, reject)
-          .finally(() => hands.delete(resolve));
-      });
+    const time = invocationTime(
+      lambdaContext?.getRemainingTimeInMillis?.(),
+      marginMs,
+      entry.leaseMs,
+      (job) => entry.process(job),
+      (work, job) => thaw.track(work, deliveryIdOf(job)),
+    );
 
     const failures: { itemIdentifier: string }[] = [];
     async function one(record: SqsRecord): Promise<void> {
@@ -141,7 +132,7 @@ export function sqsHandler(receiver: object, options: SqsHandlerOptions = {}): S
         );
         outcome = 'keep';
       } else {
-        outcome = await consume(context, fromRecord(record), process);
+        outcome = await consume(context, fromRecord(record, invokedAt), time.process);
       }
       if (outcome === 'keep') failures.push({ itemIdentifier: record.messageId });
     }
@@ -150,11 +141,13 @@ export function sqsHandler(receiver: object, options: SqsHandlerOptions = {}): S
       let next = 0;
       await Promise.all(
         Array.from({ length: Math.min(concurrency, records.length) }, async () => {
-          while (next < records.length) await one(records[next++] as SqsRecord);
+          while (next < records.length && !time.over()) await one(records[next++] as SqsRecord);
         }),
       );
+      // Past the hand-back no record starts: those left are handed back all at once, none run.
+      await Promise.all(records.slice(next).map(one));
     } finally {
-      clearTimeout(timer);
+      time.end();
     }
     return { batchItemFailures: failures };
   };

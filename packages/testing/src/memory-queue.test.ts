@@ -1,6 +1,10 @@
 // memoryQueue() against the queue conformance suite, plus what only an in-memory queue can show: a job
 // its worker never settles is taken back (stalled), and a stalled job's late result is ignored.
+import { createReceiver } from '@hookline/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createDelivery } from './create-delivery';
+import { toBytes } from './sign';
+import { createSignedPayload } from './signed-request';
 import { describeQueueConformance } from './conformance/describe-queue-conformance';
 import { memoryQueue } from './memory-queue';
 
@@ -42,6 +46,21 @@ describe('memoryQueue', () => {
     expect(queue.job('wdl_stall')?.state).toBe('active');
     await vi.advanceTimersByTimeAsync(1_000); // a second stall: past maxStalls
     expect(queue.job('wdl_stall')).toMatchObject({ state: 'dead', lastError: 'stalled 2 times: its worker never finished it' });
+  });
+
+  it('with maxJobBytes, refuses a larger job with JobTooLargeError, which the receiver handles in the request', async () => {
+    const queue = memoryQueue({ maxJobBytes: 4_000 });
+    expect(await queue.bodyLimitBytes?.()).toBe(2_976);
+    const secret = 'whsec_memory_queue';
+    const runs: string[] = [];
+    const receiver = createReceiver({ secret, queue, logger: false }).on('*', ({ deliveryId }) => void runs.push(deliveryId));
+    const delivery = createDelivery('message.delivered', { note: 'x'.repeat(5_000) });
+    const payload = createSignedPayload(delivery, secret);
+    const answer = await receiver.handle({ body: toBytes(payload.body), headers: payload.headers });
+    expect(answer.status).toBe(200);
+    expect(runs).toEqual([delivery.deliveryId]);
+    expect(queue.jobs()).toEqual([]);
+    await expect(queue.enqueue({ delivery, receivedAt: Date.now(), secretIndex: 0 })).rejects.toMatchObject({ code: 'JOB_TOO_LARGE' });
   });
 
   it('refuses attempts that are not a positive integer', () => {

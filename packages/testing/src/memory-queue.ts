@@ -11,6 +11,7 @@ import {
   type DeadLetterRef,
   DEFAULT_RETENTION_MS,
   type DeliveryQueue,
+  JobTooLargeError,
   type JobResult,
   type QueuedDelivery,
   queuedDeliveryJson,
@@ -49,6 +50,13 @@ export interface MemoryQueueOptions {
    * @default 259_200_000 (72 h)
    */
   keepCompletedMs?: number;
+  /**
+   * The largest job (its JSON, in UTF-8 bytes) the queue takes, as a backend with a message size limit
+   * has one: a larger enqueue rejects with `JobTooLargeError`, and the receiver handles that delivery in
+   * the request. `bodyLimitBytes()` then says this less 1,024 bytes for the job's JSON around the body.
+   * @default no limit
+   */
+  maxJobBytes?: number;
 }
 
 /** A job's state in the memory queue. */
@@ -120,6 +128,7 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
   const stalledAfterMs = options.stalledAfterMs ?? 15 * 60_000;
   const maxStalls = options.maxStalls ?? 5;
   const keepCompletedMs = options.keepCompletedMs ?? DEFAULT_RETENTION_MS;
+  const { maxJobBytes } = options;
   if (!Number.isInteger(attempts) || attempts < 1) throw new RangeError(`memoryQueue: attempts must be an integer ≥ 1, got ${attempts}`);
   if (!(backoff.delayMs >= 0)) throw new RangeError(`memoryQueue: backoff.delayMs must be ≥ 0, got ${backoff.delayMs}`);
 
@@ -306,13 +315,22 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
 
     async enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
       const id = scopedDeliveryId(job);
+      const json = queuedDeliveryJson(job);
+      const bytes = maxJobBytes === undefined ? 0 : Buffer.byteLength(json);
+      if (maxJobBytes !== undefined && bytes > maxJobBytes) {
+        throw new JobTooLargeError(
+          `memoryQueue: the job of ${job.delivery.deliveryId} is ${bytes} bytes, over maxJobBytes`,
+          bytes,
+          maxJobBytes,
+        );
+      }
       const existing = held.get(id);
       if (existing === undefined) {
-        add(id, queuedDeliveryJson(job));
+        add(id, json);
         return { duplicate: false };
       }
       if (existing.state !== 'dead') return { duplicate: true };
-      existing.json = queuedDeliveryJson(job);
+      existing.json = json;
       revive(existing);
       return { duplicate: false };
     },
@@ -358,6 +376,8 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
     },
 
     async close(): Promise<void> {},
+
+    ...(maxJobBytes === undefined ? {} : { bodyLimitBytes: async () => maxJobBytes - 1_024 }),
 
     jobs: () => [...held.values()].map(snapshot),
     job(ref) {

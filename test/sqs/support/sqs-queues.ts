@@ -16,14 +16,15 @@ export interface TestQueues {
 /** A queue and its dead-letter queue; `maxReceiveCount` is the redrive policy's backstop. */
 export async function testQueues(
   server: RunningSqsServer,
-  options: { fifo?: boolean; maxReceiveCount?: number; visibilityTimeout?: number } = {},
+  options: { fifo?: boolean; maxReceiveCount?: number; visibilityTimeout?: number; maximumMessageSize?: number } = {},
 ): Promise<TestQueues> {
   const client = new SQSClient({ ...server.clientConfig, maxAttempts: 1 });
   const suffix = options.fifo ? '.fifo' : '';
   const base = `hookline-${randomUUID().slice(0, 12)}`;
   const fifo = options.fifo ? { FifoQueue: 'true' } : {};
+  const size = options.maximumMessageSize === undefined ? {} : { MaximumMessageSize: String(options.maximumMessageSize) };
   const dead = await client.send(
-    new CreateQueueCommand({ QueueName: `${base}-dlq${suffix}`, Attributes: { ...fifo, MessageRetentionPeriod: '1209600' } }),
+    new CreateQueueCommand({ QueueName: `${base}-dlq${suffix}`, Attributes: { ...fifo, ...size, MessageRetentionPeriod: '1209600' } }),
   );
   const deadLetterQueueUrl = dead.QueueUrl as string;
   const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl: deadLetterQueueUrl, AttributeNames: ['QueueArn'] }));
@@ -32,6 +33,7 @@ export async function testQueues(
       QueueName: `${base}${suffix}`,
       Attributes: {
         ...fifo,
+        ...size,
         VisibilityTimeout: String(options.visibilityTimeout ?? 30),
         RedrivePolicy: JSON.stringify({ deadLetterTargetArn: Attributes?.QueueArn, maxReceiveCount: options.maxReceiveCount ?? 10 }),
       },

@@ -9,6 +9,7 @@ import {
   type Message,
   md5OfAttributes,
   Queue,
+  type QueueBehaviour,
   type QueueSettings,
   SIXTY_SECONDS_MS,
 } from './queues';
@@ -25,8 +26,17 @@ export interface ServerState {
   /** The base of queue URLs, `http://127.0.0.1:<port>`. */
   baseUrl: string;
   now(): number;
+  /** The quotas and the at-least-once delivery every queue of this server has. */
+  readonly behaviour: QueueBehaviour;
+  /** What a message body holding characters outside SQS's set gets (see `bodyOf`). */
+  readonly invalidCharacters: 'reject' | 'replace';
 }
 
+/**
+ * A new queue's attributes, as CreateQueue's API reference gives their defaults
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html):
+ * MaximumMessageSize is 1,048,576 bytes (1 MiB), its maximum too, since August 2025 (262,144 before).
+ */
 const DEFAULTS: QueueSettings = {
   VisibilityTimeout: 30,
   MessageRetentionPeriod: 345_600,
@@ -231,6 +241,24 @@ function attributesOf(queue: Queue, names: string[]): Record<string, string> {
 
 /** The characters a message may hold: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF. */
 const OUTSIDE_ALLOWED = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/u;
+const EACH_OUTSIDE_ALLOWED = new RegExp(OUTSIDE_ALLOWED.source, 'gu');
+
+/**
+ * The body as stored. SendMessage's API reference
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html) and the
+ * message quotas (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html)
+ * say today that a body with a character outside the set is rejected with InvalidMessageContents:
+ * the server's default. Until late 2025 the API reference said instead that SQS replaces each such
+ * character with U+FFFD, as long as one valid character remains, and throws nothing: a server started
+ * with `invalidCharacters: 'replace'` does that, so a client can be tested against both.
+ */
+function bodyOf(state: ServerState, body: string): string {
+  if (!OUTSIDE_ALLOWED.test(body)) return body;
+  if (state.invalidCharacters === 'reject') throw errors.invalidMessageContents();
+  const replaced = body.replace(EACH_OUTSIDE_ALLOWED, '\ufffd');
+  if (/^\ufffd*$/.test(replaced)) throw errors.invalidMessageContents();
+  return replaced;
+}
 const ATTRIBUTE_NAME = /^(?!\.)(?!.*\.\.)(?!.*\.$)[A-Za-z0-9_.-]{1,256}$/;
 const BATCH_ID = /^[A-Za-z0-9_-]{1,80}$/;
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
@@ -283,12 +311,21 @@ interface SendOutcome {
   SequenceNumber?: string;
 }
 
-function sendOne(queue: Queue, input: Input): SendOutcome {
-  const body = string(input, 'MessageBody', true);
-  if (body.length === 0) throw errors.missingParameter('MessageBody');
-  if (OUTSIDE_ALLOWED.test(body)) throw errors.invalidMessageContents();
-  const { attributes, bytes } = messageAttributes(input);
-  const size = Buffer.byteLength(body, 'utf8') + bytes;
+/**
+ * What counts against MaximumMessageSize: the body's UTF-8 bytes and each attribute's name, type and
+ * value ("Message attributes ... count toward the message size", the developer guide's
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html).
+ */
+function messageSize(input: Input): number {
+  return Buffer.byteLength(String(input?.MessageBody ?? ''), 'utf8') + messageAttributes(input).bytes;
+}
+
+function sendOne(state: ServerState, queue: Queue, input: Input): SendOutcome {
+  const sent = string(input, 'MessageBody', true);
+  if (sent.length === 0) throw errors.missingParameter('MessageBody');
+  const body = bodyOf(state, sent);
+  const { attributes } = messageAttributes(input);
+  const size = messageSize(input);
   if (size > queue.settings.MaximumMessageSize) {
     throw errors.invalidParameterValue(
       `One or more parameters are invalid. Reason: Message must be shorter than ${queue.settings.MaximumMessageSize} bytes.`,
@@ -336,7 +373,7 @@ function sendOne(queue: Queue, input: Input): SendOutcome {
   const { message } = queue.add({ body, attributes, traceHeader, delaySeconds, groupId, deduplicationId });
   // A send deduplicated on a FIFO queue is accepted and not delivered: its answer names the message
   // that took the id, with the digests of what this request sent (the SDK checks those against it).
-  const outcome: SendOutcome = { MessageId: message.id, MD5OfMessageBody: md5Hex(Buffer.from(body, 'utf8')) };
+  const outcome: SendOutcome = { MessageId: message.id, MD5OfMessageBody: md5Hex(Buffer.from(sent, 'utf8')) };
   const md5 = md5OfAttributes(attributes);
   if (md5 !== undefined) outcome.MD5OfMessageAttributes = md5;
   if (message.sequenceNumber !== undefined) outcome.SequenceNumber = message.sequenceNumber;
@@ -448,6 +485,7 @@ export const ACTIONS: Record<string, Action> = {
       `arn:aws:sqs:${state.region}:${state.accountId}:${name}`,
       settings,
       () => state.now(),
+      state.behaviour,
     );
     state.queues.set(name, queue);
     return { QueueUrl: queue.url };
@@ -490,15 +528,24 @@ export const ACTIONS: Record<string, Action> = {
   },
 
   SendMessage(state, input) {
-    return sendOne(queueOf(state, input), input);
+    return sendOne(state, queueOf(state, input), input);
   },
 
   SendMessageBatch(state, input) {
     const queue = queueOf(state, input);
     const entries = Array.isArray(input.Entries) ? (input.Entries as Input[]) : [];
-    const total = entries.reduce((sum, entry) => sum + Buffer.byteLength(String(entry?.MessageBody ?? ''), 'utf8'), 0);
+    // "The maximum total payload size (the sum of the individual lengths of all of the batched
+    // messages)": each message as SendMessage counts it, attributes included.
+    let total = 0;
+    for (const entry of entries) {
+      try {
+        total += messageSize(entry);
+      } catch {
+        total += Buffer.byteLength(String(entry?.MessageBody ?? ''), 'utf8'); // its own error comes per entry
+      }
+    }
     if (total > queue.settings.MaximumMessageSize) throw errors.batchRequestTooLong(total, queue.settings.MaximumMessageSize);
-    return batch(input, (entry) => sendOne(queue, entry));
+    return batch(input, (entry) => sendOne(state, queue, entry));
   },
 
   async ReceiveMessage(state, input, signal) {
@@ -511,6 +558,11 @@ export const ACTIONS: Record<string, Action> = {
     const deadLetterQueue = (arn: string) => [...state.queues.values()].find((candidate) => candidate.arn === arn);
     const take = () => queue.receive(max, visibility, deadLetterQueue);
     let messages = take();
+    // At the in-flight quota a short poll of a standard queue fails with OverLimit; a long poll, and
+    // any receive of a FIFO queue, answers without an error (quotas-queues.html, quotas-fifo.html).
+    if (messages.length === 0 && waitSeconds === 0 && !queue.settings.FifoQueue && queue.atInFlightLimit()) {
+      throw errors.overLimit(`The maximum number of in flight messages (${queue.inFlightLimit()}) has been reached.`);
+    }
     if (messages.length === 0 && waitSeconds > 0) {
       // Long polling: answer as soon as a message is visible, or empty once the wait is over. A client
       // that went away takes nothing.

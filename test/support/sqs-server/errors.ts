@@ -70,6 +70,7 @@ export const batchRequestTooLong = (bytes: number, max: number) =>
     `Batch requests cannot be longer than ${max} bytes. You have sent ${bytes} bytes.`,
     'AWS.SimpleQueueService.BatchRequestTooLong',
   );
+export const overLimit = (message: string) => new SqsError('OverLimit', message, 'OverLimit', 403);
 export const unsupportedOperation = (message: string) =>
   new SqsError('UnsupportedOperation', message, 'AWS.SimpleQueueService.UnsupportedOperation');
 

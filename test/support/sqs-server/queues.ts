@@ -41,12 +41,46 @@ export interface Message {
   deadLetterSourceArn: string | undefined;
 }
 
-/** The 5-minute deduplication interval of FIFO queues. */
+/**
+ * The 5-minute deduplication interval of FIFO queues: a message sent with a deduplication id already
+ * used within it is accepted and not delivered
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html, MessageDeduplicationId).
+ */
 export const DEDUPLICATION_INTERVAL_MS = 5 * 60_000;
 /** How long a deleted queue's name, and a purged queue, stay blocked. */
 export const SIXTY_SECONDS_MS = 60_000;
-/** The longest a message may stay invisible, counted from the receive. */
+/**
+ * The longest a message may stay invisible, counted from the receive: "the maximum is 12 hours"
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibility.html).
+ */
 export const MAX_VISIBILITY_MS = 12 * 3_600_000;
+
+/**
+ * What SQS does beyond one queue's settings, as the server was started with (server.ts): its quotas
+ * and its at-least-once delivery.
+ */
+export interface QueueBehaviour {
+  /**
+   * The most messages in flight (received, not deleted, not yet visible again) per queue. SQS documents
+   * about 120,000 for standard queues and 120,000 for FIFO queues (raised from 20,000):
+   * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-queues.html and
+   * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-fifo.html
+   */
+  readonly inFlightLimit: { standard: number; fifo: number };
+  /**
+   * Whether this deletion of a standard queue's message leaves a copy behind (at-least-once delivery:
+   * "one of the servers that stores a copy of a message might be unavailable when you receive or
+   * delete a message", and the copy is received again:
+   * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues-at-least-once-delivery.html).
+   */
+  duplicateOnDelete(): boolean;
+}
+
+/** SQS's documented quotas, and no duplicates: what a server started without options does. */
+export const DOCUMENTED_BEHAVIOUR: QueueBehaviour = {
+  inFlightLimit: { standard: 120_000, fifo: 120_000 },
+  duplicateOnDelete: () => false,
+};
 
 export class Queue {
   readonly messages: Message[] = [];
@@ -66,6 +100,7 @@ export class Queue {
     readonly arn: string,
     public settings: QueueSettings,
     private readonly now: () => number,
+    private readonly behaviour: QueueBehaviour = DOCUMENTED_BEHAVIOUR,
   ) {
     this.createdAt = now();
     this.lastModifiedAt = this.createdAt;
@@ -138,13 +173,15 @@ export class Queue {
     this.expire();
     const now = this.now();
     const taken: Message[] = [];
+    // At the in-flight quota a receive takes nothing more (the action decides whether that is an error).
+    let room = this.inFlightLimit() - this.counts().inFlight;
     const blockedGroups = new Set<string>();
     if (this.settings.FifoQueue) {
       for (const message of this.messages)
         if (message.visibleAt > now && message.receiptHandle !== undefined && message.groupId !== undefined)
           blockedGroups.add(message.groupId);
     }
-    for (let i = 0; i < this.messages.length && taken.length < max; i++) {
+    for (let i = 0; i < this.messages.length && taken.length < max && room > 0; i++) {
       const message = this.messages[i] as Message;
       if (message.groupId !== undefined && blockedGroups.has(message.groupId)) continue;
       if (message.visibleAt > now) {
@@ -168,10 +205,21 @@ export class Queue {
       message.visibleAt = now + visibilitySeconds * 1000;
       message.receiptHandle = receiptHandle(this.name, message.id);
       taken.push(message);
+      room -= 1;
       if (message.groupId !== undefined && this.settings.FifoQueue) blockedGroups.add(message.groupId);
     }
     this.schedule();
     return taken;
+  }
+
+  /** The in-flight quota of this queue's type. */
+  inFlightLimit(): number {
+    return this.settings.FifoQueue ? this.behaviour.inFlightLimit.fifo : this.behaviour.inFlightLimit.standard;
+  }
+
+  /** Whether the queue holds as many messages in flight as its quota allows. */
+  atInFlightLimit(): boolean {
+    return this.counts().inFlight >= this.inFlightLimit();
   }
 
   /** The message a receipt handle names; throws ReceiptHandleIsInvalid for one this queue never gave. */
@@ -189,9 +237,19 @@ export class Queue {
    */
   delete(handle: string): void {
     const { message, current } = this.byHandle(handle);
-    if (message !== undefined && current) this.messages.splice(this.messages.indexOf(message), 1);
+    if (message === undefined || !current) return;
+    // At-least-once delivery (standard queues): now and then a deleted message survives on a server
+    // that missed the deletion, and is received again once its visibility timeout is over.
+    if (!this.settings.FifoQueue && this.behaviour.duplicateOnDelete()) {
+      this.duplicatesLeft += 1;
+      return;
+    }
+    this.messages.splice(this.messages.indexOf(message), 1);
     this.wake(); // a FIFO group may be free now
   }
+
+  /** Deletions that left a copy behind (at-least-once delivery), for tests to see that it happened. */
+  duplicatesLeft = 0;
 
   changeVisibility(handle: string, seconds: number): void {
     const { message, current } = this.byHandle(handle);

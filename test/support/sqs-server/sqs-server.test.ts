@@ -81,6 +81,8 @@ describe('queues', () => {
       MessageRetentionPeriod: '345600',
       DelaySeconds: '0',
       ReceiveMessageWaitTimeSeconds: '0',
+      // 1 MiB since August 2025 (256 KiB before), the CreateQueue API reference's default.
+      MaximumMessageSize: '1048576',
       ApproximateNumberOfMessages: '0',
       ApproximateNumberOfMessagesNotVisible: '0',
       ApproximateNumberOfMessagesDelayed: '0',
@@ -180,9 +182,39 @@ describe('messages', () => {
     expect(second?.MD5OfMessageAttributes).toBe('c932db14a896c663f83c260297d594ff');
   });
 
+  it('counts the body and every attribute’s name, type and value against MaximumMessageSize, alone and in a batch', async () => {
+    const url = await queue({ MaximumMessageSize: '1024' });
+    const attribute = { 'hookline-tries': { DataType: 'Number', StringValue: '0' } }; // 14 + 6 + 1 bytes
+    const fits = 'é'.repeat(501); // 1,002 bytes + 21 = 1,023
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: fits, MessageAttributes: attribute }));
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: `${fits}a`, MessageAttributes: attribute })); // 1,024
+    expect(
+      await failure(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: `${fits}ab`, MessageAttributes: attribute }))),
+    ).toMatchObject({ name: 'InvalidParameterValue', message: expect.stringMatching(/shorter than 1024 bytes/) });
+    const half = { MessageBody: 'x'.repeat(500), MessageAttributes: attribute }; // 521 bytes each
+    expect(
+      (
+        await failure(
+          sqs.send(
+            new SendMessageBatchCommand({
+              QueueUrl: url,
+              Entries: [
+                { Id: 'a', ...half },
+                { Id: 'b', ...half },
+              ],
+            }),
+          ),
+        )
+      ).name,
+    ).toBe('BatchRequestTooLong');
+  });
+
   it('refuses characters outside the allowed set, more than 10 attributes, and an empty attribute value', async () => {
     const url = await queue();
     expect((await failure(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'a\u0001b' })))).name).toBe(
+      'InvalidMessageContents',
+    );
+    expect((await failure(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'id wdl_\ufffe' })))).name).toBe(
       'InvalidMessageContents',
     );
     const eleven = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`a${i}`, { DataType: 'String', StringValue: 'v' }]));
@@ -404,5 +436,81 @@ describe('FIFO queues', () => {
     expect((await receive(url)).map((message) => message.Body)).toEqual(['b1']);
     await sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: first[0]?.ReceiptHandle }));
     expect((await receive(url)).map((message) => message.Body)).toEqual(['a2']);
+  });
+});
+
+describe('started with SQS’s distributed behaviour made frequent: duplicates, low in-flight quotas, characters replaced', () => {
+  let strict: RunningSqsServer;
+  let client: SQSClient;
+  beforeAll(async () => {
+    strict = await startSqsServer({ duplicateRate: 1, seed: 7, inFlightLimit: { standard: 2, fifo: 2 }, invalidCharacters: 'replace' });
+    client = new SQSClient({ ...strict.clientConfig, maxAttempts: 1 });
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await strict?.stop();
+  });
+
+  async function strictQueue(attributes: Record<string, string> = {}, fifo = false): Promise<string> {
+    count += 1;
+    const name = `${prefix}-strict-${count}${fifo ? '.fifo' : ''}`;
+    const { QueueUrl } = await client.send(
+      new CreateQueueCommand({ QueueName: name, Attributes: fifo ? { FifoQueue: 'true', ...attributes } : attributes }),
+    );
+    return QueueUrl as string;
+  }
+  const receiveFrom = async (QueueUrl: string, more: Partial<ConstructorParameters<typeof ReceiveMessageCommand>[0]> = {}) =>
+    (await client.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'], ...more })))
+      .Messages ?? [];
+
+  it('delivers a deleted message of a standard queue again once its visibility timeout is over, its receive count one higher', async () => {
+    const url = await strictQueue({ VisibilityTimeout: '1' });
+    await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'twice' }));
+    const [first] = await receiveFrom(url);
+    await client.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: first?.ReceiptHandle }));
+    expect(await strict.duplicatesLeft(url.split('/').pop() as string)).toBe(1);
+    expect(await receiveFrom(url)).toEqual([]);
+    await sleep(1_100);
+    const [again] = await receiveFrom(url);
+    expect(again).toMatchObject({ MessageId: first?.MessageId, Body: 'twice' });
+    expect(again?.Attributes?.ApproximateReceiveCount).toBe('2');
+  });
+
+  it('answers OverLimit to a short poll of a standard queue at its in-flight quota, and nothing to a long poll or a FIFO queue', async () => {
+    const url = await strictQueue();
+    for (const body of ['1', '2', '3']) await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body }));
+    expect(await receiveFrom(url)).toHaveLength(2);
+    expect(await failure(receiveFrom(url))).toMatchObject({ name: 'OverLimit', code: 'OverLimit' });
+    expect(await receiveFrom(url, { WaitTimeSeconds: 1 })).toEqual([]);
+    const fifo = await strictQueue({}, true);
+    for (const body of ['1', '2', '3']) {
+      await client.send(new SendMessageCommand({ QueueUrl: fifo, MessageBody: body, MessageGroupId: body, MessageDeduplicationId: body }));
+    }
+    expect(await receiveFrom(fifo)).toHaveLength(2);
+    expect(await receiveFrom(fifo)).toEqual([]);
+  });
+
+  it('replaces characters outside the allowed set in a body with U+FFFD, and still refuses them in an attribute', async () => {
+    const url = await strictQueue();
+    const sent = 'wdl_\ufffe and \u0001';
+    const answer = await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: sent }));
+    expect(answer.MD5OfMessageBody).toBe(md5Hex(Buffer.from(sent, 'utf8')));
+    expect((await receiveFrom(url))[0]?.Body).toBe('wdl_\ufffd and \ufffd');
+    expect((await failure(client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: '\uffff' })))).name).toBe(
+      'InvalidMessageContents',
+    );
+    expect(
+      (
+        await failure(
+          client.send(
+            new SendMessageCommand({
+              QueueUrl: url,
+              MessageBody: 'x',
+              MessageAttributes: { id: { DataType: 'String', StringValue: 'wdl_\ufffe' } },
+            }),
+          ),
+        )
+      ).name,
+    ).toBe('InvalidMessageContents');
   });
 });

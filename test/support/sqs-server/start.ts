@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { printedReady } from '../child-ready';
 import { freePort, retryOnPortClash } from '../free-port';
+import type { SqsServerOptions } from './server';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const main = fileURLToPath(new URL('./main.ts', import.meta.url));
@@ -16,14 +17,16 @@ export interface RunningSqsServer {
   readonly clientConfig: { endpoint: string; region: string; credentials: { accessKeyId: string; secretAccessKey: string } };
   /** Moves the server's clock forward (the deduplication interval, retention periods). */
   advanceClock(ms: number): Promise<void>;
+  /** How many deletions of the queue named `queue` left a copy behind (`duplicateRate`). */
+  duplicatesLeft(queue: string): Promise<number>;
   stop(): Promise<void>;
 }
 
-/** Starts the server; resolves once it accepts connections. */
-export function startSqsServer(): Promise<RunningSqsServer> {
+/** Starts the server (with `options`: duplicates, lowered quotas); resolves once it accepts connections. */
+export function startSqsServer(options: Omit<SqsServerOptions, 'region' | 'accountId'> = {}): Promise<RunningSqsServer> {
   return retryOnPortClash(async () => {
     const port = await freePort();
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', main, String(port)], {
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', main, String(port), JSON.stringify(options)], {
       cwd: repo,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -46,6 +49,10 @@ export function startSqsServer(): Promise<RunningSqsServer> {
       async advanceClock(ms) {
         const response = await fetch(`${endpoint}/_test/clock`, { method: 'POST', body: JSON.stringify({ advanceMs: ms }) });
         if (!response.ok) throw new Error(`sqs-server: advancing the clock answered ${response.status}`);
+      },
+      async duplicatesLeft(queue) {
+        const response = await fetch(`${endpoint}/_test/stats`, { method: 'POST', body: JSON.stringify({ queue }) });
+        return ((await response.json()) as { duplicatesLeft: number }).duplicatesLeft;
       },
       stop: () =>
         new Promise<void>((resolve) => {

@@ -12,6 +12,8 @@
  *   a delivery that never completed must run it.
  * - A queue that fails or cannot say: 503, and the service retries. The answer, the log line and the
  *   trace name the queue (its phase, channel and time-out are its own: queue-call.ts), not the store.
+ * - A job larger than the queue carries (`JobTooLargeError`): handled in the request, as synchronous
+ *   mode would (steps/handle-in-request.ts), never refused for ever.
  *
  * A job whose record the queue already let go (its retention ran out) is enqueued again when the
  * service repeats the delivery; the worker's claim finds its completion in the store and runs nothing.
@@ -24,11 +26,12 @@
  */
 import * as answers from '../answers';
 import type { Attempt } from '../attempt';
-import { type QueuedDelivery, withBodyJson } from '../queue';
+import { JobTooLargeError, type QueuedDelivery, withBodyJson } from '../queue';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callQueue, QueueTimeoutError } from '../queue-call';
 import { scopeOf } from '../store-keys';
 import { answerError } from './answer-error';
+import { handleInRequest } from './handle-in-request';
 
 export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
@@ -36,6 +39,7 @@ export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<a
   try {
     ({ duplicate } = await callQueue(attempt, queue.name, state.config.enqueueTimeoutMs, () => queue.enqueue(queuedJob(state, attempt))));
   } catch (error) {
+    if (JobTooLargeError.is(error)) return handleInRequest(state, attempt);
     reportError(state, error, { phase: 'queue', delivery: attempt.delivery });
     const reason = error instanceof QueueTimeoutError ? 'queue_timeout' : 'queue_unavailable';
     return answerError(state, answers.queueUnavailable(queue.name, error, reason), attempt, attempt.trace);

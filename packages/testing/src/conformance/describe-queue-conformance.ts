@@ -10,6 +10,7 @@ import {
   tenantScope,
 } from '@hookline/core/adapter';
 import { afterEach, describe, expect, it } from 'vitest';
+import { describeQueueLimits } from './queue-limits-cases';
 
 /** What the suite asks the factory for: each backend maps it onto its own options. */
 export interface QueueSettings {
@@ -17,6 +18,14 @@ export interface QueueSettings {
   attempts: number;
   /** The delay before a retry (fixed, or the first of an exponential backoff): the backend may round it up. */
   retryDelayMs: number;
+  /**
+   * How long the backend lets a job run before another worker may take it (a visibility timeout, a
+   * lock), when a test asks for it short: the test's handlers then run past it. A backend whose worker
+   * renews it while a job runs (SQS, BullMQ) sets it; one whose lock is fixed, and so must outlast the
+   * receiver's `maxRunMs` (pg-boss's expiry, `memoryQueue`'s `stalledAfterMs`), or that has none
+   * (Cloudflare Queues pushes batches), leaves it.
+   */
+  visibilityTimeoutMs?: number;
 }
 
 /** One queue under test, as the factory of `describeQueueConformance` returns it. */
@@ -82,7 +91,10 @@ const deliveryIdIn = (payload: unknown): string => (payload as QueuedDelivery).d
  * concurrency 10 are all handled; a hung processor holds its slot until it settles, and a handler past
  * `maxRunMs` fails its job and frees it; `close()` waits for running jobs, resolves within its bound
  * with a hung handler, and takes nothing more; dead letters carry their scope and `replay()` takes
- * what `deadLetters()` listed; the trace context survives the trip.
+ * what `deadLetters()` listed; the trace context survives the trip. At the limits: a delivery as large
+ * as the receiver takes is queued or handled in the request, never refused; a job as large as the
+ * queue carries (`bodyLimitBytes()`) is dead-lettered with a long error after one run; a failing
+ * handler longer than the visibility timeout and the lease runs its tries once each, with two workers.
  *
  * @example
  * import { memoryQueue } from '@hookline/testing';
@@ -152,6 +164,8 @@ export function describeQueueConformance(
   const test = (title: string, body: () => Promise<void>, timeout = testTimeoutMs) => it(title, { timeout }, body);
 
   describe(`${name} (queue conformance)`, () => {
+    describeQueueLimits({ secret: SECRET, timeoutMs, subject, opened, eventually, lettersOf, test });
+
     describe('enqueue', () => {
       test('adds one job per scoped delivery: a second enqueue is a duplicate, another tenant scope another job', async () => {
         const { queue } = await subject();
