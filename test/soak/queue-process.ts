@@ -58,7 +58,7 @@ if (env('BACKEND') === 'bullmq') {
     name: queueName,
     bossOptions: { schema: env('BOSS_SCHEMA'), max: 4, maintenanceIntervalSeconds: 1, connectionTimeoutMillis: 2_000 } as never,
     attempts: 10,
-    retryDelayMs: 1_000,
+    backoff: { type: 'exponential', delayMs: 1_000 },
     // A SIGKILLed worker's jobs come back after 3 s (pg-boss's maintenance expires them).
     expireInMs: 3_000,
     pollingIntervalMs: 100,

@@ -309,7 +309,7 @@ describe.skipIf(!postgres.reachable)(`answer-fast soak under faults (${FULL ? 'f
         name: queueName,
         bossOptions: { schema: bossSchema, supervise: false, schedule: false, max: 2 },
         attempts: 10,
-        retryDelayMs: 1_000,
+        backoff: { type: 'exponential', delayMs: 1_000 },
         expireInMs: 3_000,
         onError: () => {},
       });

@@ -28,7 +28,7 @@ export default {
   async queue(batch: MessageBatchLike, env: Env): Promise<void> {
     await (await env.NODE.fetch('http://node/gate')).arrayBuffer();
     if (consume === undefined) {
-      const queue = cloudflareQueue(env.JOBS, { namespace: env.HOOKLINE_STORE, name: 'bench-jobs' });
+      const queue = cloudflareQueue(env.JOBS, { client: env.HOOKLINE_STORE, name: 'bench-jobs' });
       const receiver = createReceiver({
         secret: env.WEBHOOK_SECRET,
         store: durableObjectStore({ client: env.HOOKLINE_STORE, name: 'bench-work' }),

@@ -35,12 +35,12 @@ export default {
       queued ??= createReceiver({
         secret: env.WEBHOOK_SECRET,
         store: durableObjectStore({ client: env.HOOKLINE_STORE, name: 'bench-queue' }),
-        queue: cloudflareQueue(env.ACCEPTED, { namespace: env.HOOKLINE_STORE, name: 'bench-accepted-jobs' }),
+        queue: cloudflareQueue(env.ACCEPTED, { client: env.HOOKLINE_STORE, name: 'bench-accepted-jobs' }),
       }).on('*', () => {});
       return queued.fetch(request);
     }
     if (path === '/fill') {
-      const queue = cloudflareQueue(env.JOBS, { namespace: env.HOOKLINE_STORE, name: 'bench-jobs' });
+      const queue = cloudflareQueue(env.JOBS, { client: env.HOOKLINE_STORE, name: 'bench-jobs' });
       const jobs = (await request.json()) as QueuedDelivery[];
       await Promise.all(jobs.map((job) => queue.enqueue(job)));
       return Response.json(jobs.length);

@@ -1,19 +1,24 @@
 /**
- * One web process of the queue suite: `tsx server.ts <mode> <prefix> <queue> <handlerMs>`, the
+ * One web process of the queue suite: `tsx server.ts <mode> <prefix> <queue> <handlerMs> [build]`, the
  * node:http bridge over a receiver with the Redis store (ioredis) and one handler that takes
  * `handlerMs` (0: a no-op). `sync` runs the handler in the request; `bullmq` enqueues on BullMQ
- * (same Redis) and answers 202. Speaks the benchmark server protocol (../lib/bench-server.ts).
+ * (same Redis) and answers 202, with the `@hookline/bullmq` of `build` (a `dist/` directory) when it
+ * is given. Speaks the benchmark server protocol (../lib/bench-server.ts).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bullmqQueue } from '@hookline/bullmq';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { bullmqQueue as workspaceBullmqQueue } from '@hookline/bullmq';
 import { createNodeHandler, createReceiver } from '@hookline/core';
 import { redisStore } from '@hookline/redis';
 import { Redis } from 'ioredis';
 import { benchMeter } from '../lib/bench-server';
 import { BENCH_SECRET } from '../lib/payloads';
 
-const [mode = 'sync', prefix = 'hookline-bench-queue:', queueName = 'hookline-bench', handlerMs = '0'] = process.argv.slice(2);
+const [mode = 'sync', prefix = 'hookline-bench-queue:', queueName = 'hookline-bench', handlerMs = '0', build = ''] = process.argv.slice(2);
+const bullmqQueue: typeof workspaceBullmqQueue =
+  build === '' ? workspaceBullmqQueue : (await import(pathToFileURL(join(resolve(build), 'index.js')).href)).bullmqQueue;
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const client = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
 await new Promise((resolve) => client.once('ready', resolve));

@@ -50,6 +50,11 @@ const options = {
   pgBossJobs: knob('PG_BOSS_JOBS', 1_500),
   concurrency: knob('CONCURRENCY', 16),
 };
+/**
+ * Another build of `@hookline/bullmq` (a `dist/` directory, e.g. a copy with one thing edited): the
+ * accepted rounds then serve queue mode from it too, interleaved with the workspace's build.
+ */
+const otherBullmqBuild = process.env.HOOKLINE_BENCH_QUEUE_COMPARE_BULLMQ;
 const only = new Set((process.env.HOOKLINE_BENCH_QUEUE_ONLY ?? 'latency,accepted,workers').split(','));
 /** Jobs the worker consuming the queue during the latency rounds runs at once: 2 s handlers at `rate`/s, with room. */
 const latencyWorkerConcurrency = Math.ceil(options.rate * 2 * 1.5);
@@ -79,8 +84,8 @@ function runJson<T>(script: string, args: string[], role: 'load' | 'server'): Pr
   );
 }
 
-const startWeb = (kind: string, mode: 'sync' | 'bullmq', queue: string, handlerMs: number) =>
-  startBenchServer(kind, join(here, 'server.ts'), [mode, prefix, queue, String(handlerMs)]);
+const startWeb = (kind: string, mode: 'sync' | 'bullmq', queue: string, handlerMs: number, build = '') =>
+  startBenchServer(kind, join(here, 'server.ts'), [mode, prefix, queue, String(handlerMs), build]);
 
 interface LatencySample {
   p50: number;
@@ -159,13 +164,18 @@ async function measureAccepted(): Promise<Map<string, AcceptedSample[]>> {
   const servers: BenchServer[] = [
     await startWeb('synchronous mode, Redis store', 'sync', '', 0),
     await startWeb('queue mode, BullMQ', 'bullmq', queueName('accepted'), 0),
+    ...(otherBullmqBuild === undefined
+      ? []
+      : [await startWeb(`queue mode, BullMQ from ${otherBullmqBuild}`, 'bullmq', queueName('accepted-other'), 0, otherBullmqBuild)]),
   ];
   const samples = new Map<string, AcceptedSample[]>(servers.map((server) => [server.kind, []]));
   const redis = new Redis(REDIS_URL);
   try {
     for (const server of servers) await runLoad(server, { seconds: options.warmupSeconds, connections: options.connections });
     for (let round = 0; round < options.rounds; round++) {
-      for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
+      // Each round starts with the next server: every one takes each place in turn.
+      const shift = round % servers.length;
+      for (const server of [...servers.slice(shift), ...servers.slice(0, shift)]) {
         const redisBefore = await redisCpuMicros(redis);
         const sample = await runLoad(server, { seconds: options.seconds, connections: options.connections });
         const redisCpu = (await redisCpuMicros(redis)) - redisBefore;
@@ -279,7 +289,7 @@ function latencySection(latency: Map<string, LatencySample[]>): string[] {
 }
 
 function acceptedSection(accepted: Map<string, AcceptedSample[]>): string[] {
-  const [sync = [], queued = []] = [...accepted.values()];
+  const [sync = [], queued = [], other] = [...accepted.values()];
   const rps = (samples: AcceptedSample[]) => samples.map((s) => s.rps);
   const perRound = (samples: AcceptedSample[]) => medianRoundRatio(rps(samples), rps(sync));
   const ratio = perRound(queued);
@@ -318,6 +328,16 @@ function acceptedSection(accepted: Map<string, AcceptedSample[]>): string[] {
     '',
     `**Target: queue mode (BullMQ) ≥ 0.80× synchronous mode's accepted deliveries/s → measured ${formatMeasuredWithCeiling(ratio, 0.8, ceiling)} (${ratio >= 0.8 ? 'met' : 'MISSED'}).**`,
     '',
+    ...(other === undefined
+      ? []
+      : [
+          `The workspace's build of @hookline/bullmq over ${otherBullmqBuild}'s, accepted deliveries/s: ${formatMeasuredRatio(medianRoundRatio(rps(queued), rps(other)))} (median of the per-round ratios; rounds ${rps(
+            queued,
+          )
+            .map((value, round) => formatMeasuredRatio(value / (rps(other)[round] as number)))
+            .join(', ')}).`,
+          '',
+        ]),
   ];
 }
 

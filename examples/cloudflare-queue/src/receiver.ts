@@ -29,8 +29,8 @@ let made: { receiver: Receiver; queue: CloudflareQueue } | undefined;
 
 export function receiverFor(env: Env): { receiver: Receiver; queue: CloudflareQueue } {
   if (made !== undefined) return made;
-  // maxRetries is the consumer's max_retries (3, the default of both).
-  const queue = cloudflareQueue(env.DELIVERIES, { namespace: env.HOOKLINE_STORE, deadLetterQueue: DEAD_LETTER_QUEUE });
+  // attempts (4 by default) is the consumer's max_retries (3, Queues' default) plus the first try.
+  const queue = cloudflareQueue(env.DELIVERIES, { client: env.HOOKLINE_STORE, deadLetterQueue: DEAD_LETTER_QUEUE });
   const receiver = createReceiver({
     secret: env.WEBHOOK_SECRET,
     store: durableObjectStore({ client: env.HOOKLINE_STORE }),

@@ -10,6 +10,7 @@ import {
   tenantScope,
 } from '@hookline/core/adapter';
 import { createDelivery, requireServer, sign } from '@hookline/testing';
+import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { bullmqQueue } from './bullmq-queue';
@@ -79,6 +80,14 @@ describe('dead letters of a corrupt job', () => {
       const jobId = jobIdFor(scopedDeliveryId(scope === undefined ? deliveryId : { deliveryId, scope }));
       expect(splitScopedId(deliveryIdOf(jobId) as string)).toEqual(scope === undefined ? { deliveryId } : { deliveryId, scope });
     }
+  });
+});
+
+describe('bullmqQueue options', () => {
+  it("counts stalls with `maxStalls`, and refuses BullMQ's own `worker.maxStalledCount` naming it", () => {
+    const worker = { maxStalledCount: 1 } as never;
+    expect(() => bullmqQueue({ connection, worker })).toThrow(new TypeError('bullmqQueue: `worker.maxStalledCount` is now `maxStalls`'));
+    for (const maxStalls of [-1, 1.5, Number.NaN]) expect(() => bullmqQueue({ connection, maxStalls })).toThrow(/maxStalls/);
   });
 });
 
@@ -233,7 +242,8 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
     const errors: Error[] = [];
     // A short lock and stall check: a job nobody holds comes back within a second, so a cycle shows.
     const queue = open('not-json', {
-      worker: { drainDelay: 1, lockDuration: 300, stalledInterval: 300, maxStalledCount: 1 },
+      worker: { drainDelay: 1, lockDuration: 300, stalledInterval: 300 },
+      maxStalls: 1,
       onError: (error) => errors.push(error),
     });
     const unscoped = queued();
@@ -414,6 +424,46 @@ describe.skipIf(!server.reachable)('bullmqQueue', () => {
     await expect(queue.enqueue(queued())).rejects.toThrow(/closed/);
     await expect(queue.deadLetters()).rejects.toThrow(/closed/);
     expect(() => queue.queue).toThrow(/closed/);
+  });
+
+  it('takes a job back after a stall, up to maxStalls times, without spending a try; one more stall dead-letters it', async () => {
+    // A worker of another process takes the job and dies: its lock is never renewed.
+    const abandon = async (name: string) => {
+      const dying = new Worker(name, null, { connection, lockDuration: 300, autorun: false });
+      const taken = await dying.getNextJob(randomUUID());
+      await dying.close(true);
+      return taken;
+    };
+    const runs: QueueJob[] = [];
+    for (const maxStalls of [0, 1]) {
+      const queue = open(`stalls-${maxStalls}`, { worker: { drainDelay: 1, lockDuration: 300, stalledInterval: 300 }, maxStalls });
+      const job = queued();
+      await queue.enqueue(job);
+      expect((await abandon(queue.queue.name))?.data).toEqual(JSON.parse(JSON.stringify(job)));
+      const worker = queue.work(
+        async (got) => {
+          runs.push(got);
+          return { status: 'done' };
+        },
+        { concurrency: 1 },
+      );
+      try {
+        if (maxStalls === 0) {
+          await vi.waitFor(async () => expect(await queue.deadLetters()).toHaveLength(1), { timeout: 20_000, interval: 50 });
+          expect((await queue.deadLetters())[0]).toMatchObject({
+            deliveryId: job.delivery.deliveryId,
+            lastError: 'job stalled more than allowable limit',
+          });
+          expect(runs).toEqual([]);
+        } else {
+          await vi.waitFor(() => expect(runs).toHaveLength(1), { timeout: 20_000, interval: 50 });
+          expect(runs[0]).toMatchObject({ attempt: 1, maxAttempts: 3 });
+          expect(await queue.deadLetters()).toEqual([]);
+        }
+      } finally {
+        await worker.close();
+      }
+    }
   });
 
   it('refuses a queue name BullMQ cannot take, at once', () => {

@@ -7,6 +7,7 @@ import {
   type QueuedDelivery,
   type QueueJob,
   type QueueWorker,
+  refuseRenamedOptions,
   scopedDeliveryId,
   withinTime,
 } from '@hookline/core/adapter';
@@ -54,6 +55,14 @@ export interface BullmqQueueOptions {
    */
   backoff?: { type: 'exponential' | 'fixed'; delayMs: number };
   /**
+   * Times a job may come back after its worker stopped renewing its lock (the process died, or its
+   * event loop was blocked past `lockDuration`) before it is dead-lettered instead of run again
+   * (BullMQ's `maxStalledCount`, whose own default of 1 would dead-letter a job whose worker crashed
+   * twice). A stall spends no try.
+   * @default 5
+   */
+  maxStalls?: number;
+  /**
    * How long a completed job is kept, so an enqueue of the same deliveryId is still a duplicate.
    * The default matches the receiver's `retentionMs` (72 h). Lowering it is safe: the worker's claim
    * keeps the handlers from running twice; it only means a retry after that long adds a second job
@@ -73,10 +82,10 @@ export interface BullmqQueueOptions {
    */
   commandTimeoutMs?: number;
   /**
-   * Extra BullMQ worker options (`lockDuration`, `stalledInterval`, `maxStalledCount`, …).
-   * `maxStalledCount` defaults to 5 here (BullMQ's 1 would fail a job whose worker crashed twice).
+   * Extra BullMQ worker options (`lockDuration`, `stalledInterval`, `drainDelay`, …). Stalls are
+   * counted by `maxStalls`.
    */
-  worker?: Omit<WorkerOptions, 'connection' | 'concurrency' | 'prefix' | 'autorun'>;
+  worker?: Omit<WorkerOptions, 'connection' | 'concurrency' | 'prefix' | 'autorun' | 'maxStalledCount'>;
   /**
    * Called with errors the worker and queue report in the background (Redis connection lost, …).
    * @default logs them with console.error
@@ -107,12 +116,16 @@ export interface BullmqDeliveryQueue extends DeliveryQueue {
  * const receiver = createReceiver({ secret, store: redisStore({ client }), queue });
  */
 export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
+  refuseRenamedOptions('bullmqQueue', options, { 'worker.maxStalledCount': 'maxStalls' });
   const name = options.name ?? 'hookline-deliveries';
   const attempts = options.attempts ?? 7;
   const backoff = options.backoff ?? { type: 'exponential', delayMs: 10_000 };
   const timeoutMs = options.commandTimeoutMs ?? 5_000;
   const onError = options.onError ?? ((error: Error) => console.error(`hookline bullmq queue "${name}": ${error.message}`));
+  const maxStalls = options.maxStalls ?? 5;
   if (!Number.isInteger(attempts) || attempts < 1) throw new RangeError(`bullmqQueue: attempts must be an integer ≥ 1, got ${attempts}`);
+  if (!Number.isInteger(maxStalls) || maxStalls < 0)
+    throw new RangeError(`bullmqQueue: maxStalls must be an integer ≥ 0, got ${maxStalls}`);
   // BullMQ's own rule for a queue name, checked here since its Queue is made on first use only.
   if (name === '' || name.includes(':')) throw new RangeError(`bullmqQueue: name must be a non-empty string without ':', got '${name}'`);
 
@@ -170,8 +183,8 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDeliveryQueue {
           }
         },
         {
-          maxStalledCount: 5,
           ...options.worker,
+          maxStalledCount: maxStalls,
           connection: options.connection,
           concurrency,
           ...(options.prefix === undefined ? {} : { prefix: options.prefix }),

@@ -5,30 +5,68 @@ import { type CloudflareQueueOptions, cloudflareQueue } from './cloudflare-queue
 import { queueConsumer } from './queue-consumer';
 
 const binding = { send: async () => {} };
-const namespace = {
+const client = {
   idFromName: (name: string) => name,
   get: () => ({ fetch: async () => new Response('{}') }),
 };
 
 describe('cloudflareQueue() and queueConsumer() options', () => {
-  it('refuses a missing binding or namespace, and out-of-range retries, delays and retentions', () => {
-    expect(() => cloudflareQueue(undefined as never, { namespace })).toThrow(/Queue producer binding/);
+  it('refuses a missing binding or client, and out-of-range tries, delays and retentions', () => {
+    expect(() => cloudflareQueue(undefined as never, { client })).toThrow(/Queue producer binding/);
     expect(() => cloudflareQueue(binding, {} as CloudflareQueueOptions)).toThrow(/HooklineStoreObject binding/);
-    for (const maxRetries of [-1, 1.5, 101]) expect(() => cloudflareQueue(binding, { namespace, maxRetries })).toThrow(/maxRetries/);
+    for (const attempts of [0, 1.5, 102]) expect(() => cloudflareQueue(binding, { client, attempts })).toThrow(/attempts/);
     for (const delayMs of [-1, Number.NaN, 86_400_001]) {
-      expect(() => cloudflareQueue(binding, { namespace, backoff: { type: 'fixed', delayMs } })).toThrow(/delayMs/);
+      expect(() => cloudflareQueue(binding, { client, backoff: { type: 'fixed', delayMs } })).toThrow(/delayMs/);
     }
-    expect(() => cloudflareQueue(binding, { namespace, backoff: { type: 'fixed', delaySeconds: 1 } as never })).toThrow(
+    expect(() => cloudflareQueue(binding, { client, backoff: { type: 'fixed', delaySeconds: 1 } as never })).toThrow(
       new TypeError('cloudflareQueue: `delaySeconds` is now `delayMs`'),
     );
-    expect(() => cloudflareQueue(binding, { namespace, keepCompletedMs: 0 })).toThrow(/keepCompletedMs/);
-    expect(() => cloudflareQueue(binding, { namespace, keepDeadLettersMs: Number.NaN })).toThrow(/keepDeadLettersMs/);
-    expect(() => cloudflareQueue(binding, { namespace, shards: 0 })).toThrow(/shards/);
+    expect(() => cloudflareQueue(binding, { client, keepCompletedMs: 0 })).toThrow(/keepCompletedMs/);
+    expect(() => cloudflareQueue(binding, { client, keepDeadLettersMs: Number.NaN })).toThrow(/keepDeadLettersMs/);
+    expect(() => cloudflareQueue(binding, { client, shards: 0 })).toThrow(/shards/);
+  });
+
+  it("speaks the queues' vocabulary: `attempts` counts every try, `client` is the binding, the old names refused", async () => {
+    expect(() => cloudflareQueue(binding, { client, maxRetries: 3 } as never)).toThrow(
+      new TypeError(
+        'cloudflareQueue: `maxRetries` is now `attempts`, which counts every try, the first included (attempts = maxRetries + 1)',
+      ),
+    );
+    expect(() => cloudflareQueue(binding, { namespace: client } as never)).toThrow(
+      new TypeError('cloudflareQueue: `namespace` is now `client`'),
+    );
+    // By default a job has 4 tries, Queues' default max_retries (3) and the first: a failure on the
+    // fourth delivery is dead-lettered here, one on the third is retried.
+    for (const [attempts, settled] of [
+      [3, 'retried'],
+      [4, 'dead-lettered'],
+    ] as const) {
+      const done: string[] = [];
+      const seen: number[] = [];
+      const recording = {
+        idFromName: (name: string) => name,
+        get: () => ({
+          fetch: async (_url: string, init?: { body?: string }) => {
+            if ((JSON.parse(init?.body ?? '{}') as { op?: string }).op === 'job.dead') done.push('dead-lettered');
+            return new Response(JSON.stringify('run'));
+          },
+        }),
+      };
+      const queue = cloudflareQueue(binding, { client: recording });
+      const body = JSON.stringify({ hookline: 1, deliveryId: 'wdl_default', token: 't', sentAt: Date.now(), tries: 0, job: {} });
+      const message = { id: 'm1', body, attempts, ack: () => {}, retry: () => void done.push('retried') };
+      await queue.consume({ queue: 'q', messages: [message] }, async ({ maxAttempts }) => {
+        seen.push(maxAttempts);
+        throw new Error('down');
+      });
+      expect(seen).toEqual([4]);
+      expect(done).toEqual([settled]);
+    }
   });
 
   it('takes delays up to 24 hours, the longest Queues takes on send() and retry(), and caps a growing backoff there', async () => {
-    expect(cloudflareQueue(binding, { namespace, backoff: { type: 'fixed', delayMs: 86_400_000 } }).name).toBe('cloudflare-queues');
-    const queue = cloudflareQueue(binding, { namespace, maxRetries: 5, backoff: { type: 'exponential', delayMs: 20 * 3_600_000 } });
+    expect(cloudflareQueue(binding, { client, backoff: { type: 'fixed', delayMs: 86_400_000 } }).name).toBe('cloudflare-queues');
+    const queue = cloudflareQueue(binding, { client, attempts: 6, backoff: { type: 'exponential', delayMs: 20 * 3_600_000 } });
     const retried: unknown[] = [];
     const body = JSON.stringify({ hookline: 1, deliveryId: 'wdl_long', token: 't', sentAt: Date.now(), tries: 1, job: {} });
     const message = { id: 'm1', body, attempts: 1, ack: () => {}, retry: (options?: unknown) => void retried.push(options) };
@@ -47,7 +85,7 @@ describe('cloudflareQueue() and queueConsumer() options', () => {
         },
       }),
     };
-    const queue = cloudflareQueue(binding, { namespace: recording, maxRetries: 0 });
+    const queue = cloudflareQueue(binding, { client: recording, attempts: 1 });
     const body = JSON.stringify({ hookline: 1, deliveryId: 'wdl_dead', token: 't', sentAt: Date.now(), tries: 0, job: {} });
     const message = { id: 'm1', body, attempts: 1, ack: () => {}, retry: () => {} };
     await queue.consume({ queue: 'q', messages: [message] }, async () => ({
@@ -60,7 +98,7 @@ describe('cloudflareQueue() and queueConsumer() options', () => {
   });
 
   it('refuses a job larger than a Queues message with JobTooLargeError, and says the body it always carries', async () => {
-    const queue = cloudflareQueue(binding, { namespace });
+    const queue = cloudflareQueue(binding, { client });
     const job = {
       delivery: {
         event: 'message.delivered',
@@ -76,7 +114,7 @@ describe('cloudflareQueue() and queueConsumer() options', () => {
   });
 
   it('makes queueConsumer() refuse what is not a receiver, or not a cloudflareQueue()', () => {
-    const queue = cloudflareQueue(binding, { namespace });
+    const queue = cloudflareQueue(binding, { client });
     expect(() => queueConsumer({}, { queue })).toThrow(expect.objectContaining({ code: 'CONFIGURATION_ERROR' }));
     const receiver = createReceiver({ secret: 'whsec_options', queue });
     expect(() => queueConsumer(receiver, { queue: {} as never })).toThrow(/cloudflareQueue\(\.\.\.\)/);
@@ -84,7 +122,7 @@ describe('cloudflareQueue() and queueConsumer() options', () => {
   });
 
   it('refuses a concurrency that is not a positive integer when a batch comes', async () => {
-    const queue = cloudflareQueue(binding, { namespace });
+    const queue = cloudflareQueue(binding, { client });
     const batch = { queue: 'q', messages: [] };
     await expect(queue.consume(batch, async () => ({ status: 'done' }), { concurrency: 0 })).rejects.toThrow(/concurrency/);
     await expect(queue.consume(batch, async () => ({ status: 'done' }))).resolves.toBeUndefined();

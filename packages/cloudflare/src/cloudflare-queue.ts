@@ -44,10 +44,10 @@ export interface MessageBatchLike {
 /** Options of `cloudflareQueue()`: the same in the accepting Worker and in the consumer Worker. */
 export interface CloudflareQueueOptions {
   /**
-   * The binding of the `HooklineStoreObject` class (the store's, `env.HOOKLINE_STORE`): it keeps a
-   * record per job, which makes enqueueing idempotent and holds the dead letters.
+   * The binding of the `HooklineStoreObject` class (the store's `client`, `env.HOOKLINE_STORE`): it
+   * keeps a record per job, which makes enqueueing idempotent and holds the dead letters.
    */
-  namespace: DurableObjectNamespaceLike;
+  client: DurableObjectNamespaceLike;
   /**
    * Names the objects that keep the job records (`<name>:<shard>`), apart from the store's.
    * @default 'hookline-queue'
@@ -60,12 +60,13 @@ export interface CloudflareQueueOptions {
    */
   shards?: number;
   /**
-   * Tries per job after the first, before it is dead-lettered: the same as the consumer's `max_retries`
-   * in wrangler.toml (or lower), so that the job's last failure is dead-lettered here, with its error.
-   * Waits (a busy resource) do not count.
-   * @default 3
+   * Tries per job, the first included, before it is dead-lettered (1 to 101). The consumer's
+   * `max_retries` in wrangler.toml counts the retries after the first: set it to `attempts - 1` (or
+   * higher), so that Queues delivers the job's last try and the job's last failure is dead-lettered
+   * here, with its error. Waits (a busy resource) do not count.
+   * @default 4 (Queues' default `max_retries`, 3, plus the first try)
    */
-  maxRetries?: number;
+  attempts?: number;
   /**
    * Delay before a retry, in milliseconds (Queues counts whole seconds: rounded up): `exponential`
    * doubles `delayMs` with each try (capped at 24 hours, the longest delay Queues takes).
@@ -110,7 +111,7 @@ const REPLAY_PAGE = 100;
 export interface ResolvedQueueSettings {
   binding: QueueBindingLike;
   records: ReturnType<typeof jobRecordsClient>;
-  maxAttempts: number;
+  attempts: number;
   backoff: { type: 'exponential' | 'fixed'; delaySeconds: number };
   deadLetterQueue: string | undefined;
   keepCompletedMs: number;
@@ -121,12 +122,18 @@ function resolveSettings(binding: QueueBindingLike, options: CloudflareQueueOpti
   if (typeof binding?.send !== 'function') {
     throw new TypeError('cloudflareQueue(binding, options): binding must be a Queue producer binding (env.DELIVERIES), with send()');
   }
-  if (options?.namespace === undefined) {
-    throw new TypeError('cloudflareQueue(binding, { namespace }): namespace must be the HooklineStoreObject binding (env.HOOKLINE_STORE)');
+  refuseRenamedOptions('cloudflareQueue', options ?? {}, {
+    namespace: 'client',
+    maxRetries: { to: 'attempts', note: 'which counts every try, the first included (attempts = maxRetries + 1)' },
+  });
+  if (options?.client === undefined) {
+    throw new TypeError('cloudflareQueue(binding, { client }): client must be the HooklineStoreObject binding (env.HOOKLINE_STORE)');
   }
-  const maxRetries = options.maxRetries ?? 3;
-  if (!Number.isInteger(maxRetries) || maxRetries < 0 || maxRetries > 100) {
-    throw new RangeError(`cloudflareQueue: maxRetries must be an integer from 0 to 100 (Queues' own limit), got ${maxRetries}`);
+  const attempts = options.attempts ?? 4;
+  if (!Number.isInteger(attempts) || attempts < 1 || attempts > 101) {
+    throw new RangeError(
+      `cloudflareQueue: attempts must be an integer from 1 to 101 (Queues retries a message at most 100 times), got ${attempts}`,
+    );
   }
   const given = options.backoff ?? { type: 'exponential', delayMs: 10_000 };
   refuseRenamedOptions('cloudflareQueue', given, { delaySeconds: 'delayMs' });
@@ -137,8 +144,8 @@ function resolveSettings(binding: QueueBindingLike, options: CloudflareQueueOpti
   const backoff = { type: given.type, delaySeconds: Math.ceil(given.delayMs / 1000) };
   return {
     binding,
-    records: jobRecordsClient(options.namespace, options.name ?? 'hookline-queue', options.shards ?? 16),
-    maxAttempts: maxRetries + 1,
+    records: jobRecordsClient(options.client, options.name ?? 'hookline-queue', options.shards ?? 16),
+    attempts,
     backoff,
     deadLetterQueue: options.deadLetterQueue,
     keepCompletedMs: positiveMs('cloudflareQueue', 'keepCompletedMs', options.keepCompletedMs ?? DEFAULT_RETENTION_MS),
@@ -160,7 +167,7 @@ function deadLetterOf(listed: ListedDeadLetter): DeadLetter {
 
 /**
  * Answer-fast mode on Cloudflare Queues: the accepting Worker's receiver writes each verified delivery
- * to the queue (`createReceiver({ queue: cloudflareQueue(env.DELIVERIES, { namespace: env.HOOKLINE_STORE }) })`)
+ * to the queue (`createReceiver({ queue: cloudflareQueue(env.DELIVERIES, { client: env.HOOKLINE_STORE }) })`)
  * and answers 202; the consumer Worker's `queue()` handler runs the handlers (`queueConsumer()`).
  *
  * Queues delivers at least once and knows neither duplicates nor a listing of dead letters, so a
@@ -171,7 +178,7 @@ function deadLetterOf(listed: ListedDeadLetter): DeadLetter {
  * backoff's delay. `receiver.work()` is not for Workers: consumers are the `queue()` handler.
  *
  * @example
- * const queue = cloudflareQueue(env.DELIVERIES, { namespace: env.HOOKLINE_STORE });
+ * const queue = cloudflareQueue(env.DELIVERIES, { client: env.HOOKLINE_STORE });
  * const receiver = createReceiver({ secret: env.WEBHOOK_SECRET, store: durableObjectStore({ client: env.HOOKLINE_STORE }), queue });
  */
 export function cloudflareQueue(binding: QueueBindingLike, options: CloudflareQueueOptions): CloudflareQueue {

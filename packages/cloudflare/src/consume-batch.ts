@@ -11,7 +11,8 @@
  *   in its body, and the old one is acked. Queues' count restarts with the fresh message; the job's
  *   own count (`tries` + `attempts`) does not move;
  * - failure: `retry({ delaySeconds })` with the backoff, which Queues counts; on the job's last try
- *   (`maxRetries + 1`, no later than Queues' own limit when both are set alike) it is dead-lettered here;
+ *   (`attempts`, no later than Queues' own limit when `max_retries` is `attempts - 1` or more) it is
+ *   dead-lettered here;
  * - dead (PermanentFailure, a corrupt job, the last failure): the job's record becomes a dead letter
  *   (listable and replayable), then `ack()`.
  *
@@ -120,7 +121,7 @@ async function consumeMessage(context: Batch, message: QueueMessageLike): Promis
 
   if (context.fromDeadLetterQueue) {
     const lastError = `Cloudflare Queues moved it to the dead-letter queue ${settings.deadLetterQueue}: no delivery of it was settled (the consumer crashed, or ran past its time or CPU limit, each time)`;
-    return deadLetter(context, message, key, read, read.tries + settings.maxAttempts, lastError);
+    return deadLetter(context, message, key, read, read.tries + settings.attempts, lastError);
   }
 
   let verdict: Awaited<ReturnType<typeof settings.records.begin>>;
@@ -136,7 +137,7 @@ async function consumeMessage(context: Batch, message: QueueMessageLike): Promis
   let result: JobResult | undefined;
   let failure: unknown;
   try {
-    result = await context.process({ payload: read.job, attempt, maxAttempts: settings.maxAttempts });
+    result = await context.process({ payload: read.job, attempt, maxAttempts: settings.attempts });
   } catch (error) {
     failure = error;
   }
@@ -156,7 +157,7 @@ async function consumeMessage(context: Batch, message: QueueMessageLike): Promis
   }
   if (result?.status === 'dead') return deadLetter(context, message, key, read, attempt, result.reason);
   const lastError = failure instanceof Error ? failure.message : String(failure);
-  if (attempt >= settings.maxAttempts) return deadLetter(context, message, key, read, attempt, lastError);
+  if (attempt >= settings.attempts) return deadLetter(context, message, key, read, attempt, lastError);
   retry(message, retryDelaySeconds(settings, attempt));
 }
 

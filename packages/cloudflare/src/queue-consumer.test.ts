@@ -61,7 +61,7 @@ describe('answer-fast mode on Cloudflare: accepting Worker → Queue → consume
   });
 
   it("keeps one line's deliveries from running at once: they wait without spending tries, all handled once, none dead", async () => {
-    // maxRetries 2: six colliding deliveries would use their three tries up if waiting spent them.
+    // attempts 3: six colliding deliveries would use their three tries up if waiting spent them.
     const lineId = `lin_${randomUUID().slice(0, 8)}`;
     const sent = await Promise.all(Array.from({ length: 6 }, () => post('line.status_changed', { lineId })));
     expect(sent.map(({ status }) => status)).toEqual(Array(6).fill(202));

@@ -7,23 +7,23 @@ import type { DurableObjectNamespaceLike } from './durable-object-store';
 export interface TestQueueSettings {
   binding: string;
   name: string;
-  maxRetries: number;
+  attempts: number;
   backoff: { type: 'exponential' | 'fixed'; delayMs: number };
   deadLetterQueue?: string;
   shards?: number;
 }
 
 /** The end-to-end queue (consumed with queueConsumer() and a receiver). */
-export const E2E_QUEUE: TestQueueSettings = { binding: 'E2E', name: 'e2e', maxRetries: 2, backoff: { type: 'fixed', delayMs: 1_000 } };
+export const E2E_QUEUE: TestQueueSettings = { binding: 'E2E', name: 'e2e', attempts: 3, backoff: { type: 'fixed', delayMs: 1_000 } };
 
 /** The queue whose consumer always crashes. */
 export const CRASHING_QUEUE = 'crashing';
 
 export function queueOf(env: { HOOKLINE_STORE: DurableObjectNamespaceLike; [binding: string]: unknown }, settings: TestQueueSettings) {
   const options: CloudflareQueueOptions = {
-    namespace: env.HOOKLINE_STORE,
+    client: env.HOOKLINE_STORE,
     name: settings.name,
-    maxRetries: settings.maxRetries,
+    attempts: settings.attempts,
     backoff: settings.backoff,
     ...(settings.deadLetterQueue === undefined ? {} : { deadLetterQueue: settings.deadLetterQueue }),
     ...(settings.shards === undefined ? {} : { shards: settings.shards }),

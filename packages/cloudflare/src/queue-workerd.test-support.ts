@@ -73,7 +73,7 @@ export async function startQueueWorkers(): Promise<QueueWorkers> {
   const crashing: TestQueueSettings = {
     binding: 'CRASHING',
     name: CRASHING_QUEUE,
-    maxRetries: 1,
+    attempts: 2,
     backoff: { type: 'fixed', delayMs: 0 },
     deadLetterQueue: `${CRASHING_QUEUE}-dlq`,
   };
@@ -122,7 +122,7 @@ export async function startQueueWorkers(): Promise<QueueWorkers> {
     ['CRASHING', CRASHING_QUEUE],
   ]);
   // Fast batches for tests (Queues' defaults are 10 messages or 5 s). Queues' own max_retries is above
-  // every test queue's maxRetries, so cloudflareQueue() dead-letters a job's last failure itself.
+  // every test queue's attempts - 1, so cloudflareQueue() dead-letters a job's last failure itself.
   const consumer = { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 10, retryDelay: 0 };
   const mf = new Miniflare({
     compatibilityDate: '2024-09-23',
@@ -145,7 +145,7 @@ export async function startQueueWorkers(): Promise<QueueWorkers> {
         queueConsumers: {
           ...Object.fromEntries(pool.map(({ queue }) => [queue, consumer])),
           e2e: consumer,
-          [CRASHING_QUEUE]: { ...consumer, maxRetries: crashing.maxRetries, deadLetterQueue: crashing.deadLetterQueue },
+          [CRASHING_QUEUE]: { ...consumer, maxRetries: crashing.attempts - 1, deadLetterQueue: crashing.deadLetterQueue },
           [crashing.deadLetterQueue as string]: consumer,
         },
         serviceBindings: { NODE: fromWorker as never },
@@ -171,7 +171,7 @@ export async function startQueueWorkers(): Promise<QueueWorkers> {
     const settings: TestQueueSettings = {
       binding: slot.binding,
       name: slot.queue, // its job records: objects of its own
-      maxRetries: attempts - 1,
+      attempts,
       // Queues delays in whole seconds.
       backoff: { type: 'fixed', delayMs: retryDelayMs },
       shards: 4,

@@ -11,6 +11,22 @@ describe('the checks stores share', () => {
     expect(() => refuseRenamedOptions('postgresStore', { client: {} }, { pool: 'client' })).not.toThrow();
   });
 
+  it('refuseRenamedOptions finds an old name inside the options and says what changed with the new one', () => {
+    const renames = {
+      maxRetries: { to: 'attempts', note: 'which counts every try, the first included (attempts = maxRetries + 1)' },
+      'worker.maxStalledCount': 'maxStalls',
+    };
+    expect(() => refuseRenamedOptions('someQueue', { maxRetries: 3 }, renames)).toThrow(
+      new TypeError('someQueue: `maxRetries` is now `attempts`, which counts every try, the first included (attempts = maxRetries + 1)'),
+    );
+    expect(() => refuseRenamedOptions('someQueue', { worker: { maxStalledCount: 1 } }, renames)).toThrow(
+      new TypeError('someQueue: `worker.maxStalledCount` is now `maxStalls`'),
+    );
+    for (const worker of [undefined, null, 5, { lockDuration: 1 }]) {
+      expect(() => refuseRenamedOptions('someQueue', { worker }, renames)).not.toThrow();
+    }
+  });
+
   it('positiveMs passes a positive finite duration through and names the owner and option otherwise', () => {
     expect(positiveMs('redisStore', 'keepMs', 1.5)).toBe(1.5);
     for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '5' as unknown as number]) {

@@ -50,12 +50,30 @@ export function wellFormedKey(owner: string, key: string, what = 'key'): string 
 }
 
 /**
+ * What an old option became: its new name, or the new name and a note on what changed with it (how a
+ * count is now counted, say).
+ */
+export type RenamedOption = string | { to: string; note: string };
+
+/**
  * A TypeError when `options` still uses a name a store's or queue's options no longer have (JavaScript
  * callers get no compile error), e.g. `postgresStore: \`pool\` is now \`client\``. `renames` maps
- * old to new.
+ * old to new; an old name with dots is looked up inside the options (`worker.maxStalledCount`), and a
+ * note follows the new name: `` `maxRetries` is now `attempts`, which counts every try ``.
  */
-export function refuseRenamedOptions(owner: string, options: object, renames: Record<string, string>): void {
+export function refuseRenamedOptions(owner: string, options: object, renames: Record<string, RenamedOption>): void {
   for (const [old, now] of Object.entries(renames)) {
-    if (Object.hasOwn(options, old)) throw new TypeError(`${owner}: \`${old}\` is now \`${now}\``);
+    if (!isGiven(options, old.split('.'))) continue;
+    const [to, note] = typeof now === 'string' ? [now, ''] : [now.to, `, ${now.note}`];
+    throw new TypeError(`${owner}: \`${old}\` is now \`${to}\`${note}`);
   }
+}
+
+function isGiven(options: unknown, path: string[]): boolean {
+  let at = options;
+  for (const name of path) {
+    if (typeof at !== 'object' || at === null || !Object.hasOwn(at, name)) return false;
+    at = (at as Record<string, unknown>)[name];
+  }
+  return true;
 }

@@ -36,7 +36,7 @@ describe.skipIf(!server.reachable)('pgBossQueue', () => {
   describeQueueConformance('pgBossQueue', ({ attempts, retryDelayMs }) => {
     const name = `conformance-${++made}`;
     // pg-boss counts retry delays in whole seconds.
-    const options = { boss, name, schema, attempts, retryDelayMs, retryBackoff: false };
+    const options = { boss, name, schema, attempts, backoff: { type: 'fixed', delayMs: retryDelayMs } } as const;
     const open = () => pgBossQueue({ ...options, pollingIntervalMs: 50, onError: () => {} });
     const queue = open();
     return {

@@ -11,7 +11,7 @@ const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const server = await requireServer('PostgreSQL', DATABASE_URL);
 // Every run has its own pg-boss schema; afterAll drops it.
 const schema = `hookline_test_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-const fast = { attempts: 3, retryDelayMs: 0, retryBackoff: false, pollingIntervalMs: 50, onError: () => {} } as const;
+const fast = { attempts: 3, backoff: { type: 'fixed', delayMs: 0 }, pollingIntervalMs: 50, onError: () => {} } as const;
 
 function queued(deliveryId?: string, extra: Partial<QueuedDelivery> = {}): QueuedDelivery {
   const delivery = createDelivery('message.delivered', { messageId: 'msg_é✓' }, deliveryId === undefined ? {} : { deliveryId });
@@ -40,8 +40,21 @@ describe('job ids', () => {
 describe('pgBossQueue options', () => {
   it('takes durations in milliseconds, and names the new option for an old one', () => {
     const old = { connectionString: 'postgres://127.0.0.1/test', retryDelaySeconds: 1 };
-    expect(() => pgBossQueue(old as never)).toThrow(new TypeError('pgBossQueue: `retryDelaySeconds` is now `retryDelayMs`'));
-    expect(() => pgBossQueue({ connectionString: 'postgres://127.0.0.1/test', retryDelayMs: -1 })).toThrow(/retryDelayMs/);
+    expect(() => pgBossQueue(old as never)).toThrow(new TypeError('pgBossQueue: `retryDelaySeconds` is now `backoff.delayMs`'));
+    expect(() => pgBossQueue({ connectionString: 'postgres://127.0.0.1/test', backoff: { type: 'fixed', delayMs: -1 } })).toThrow(
+      /backoff\.delayMs/,
+    );
+  });
+
+  it("speaks the queues' vocabulary: `backoff` for the delay and its growth, the old names refused", () => {
+    const url = 'postgres://127.0.0.1/test';
+    expect(() => pgBossQueue({ connectionString: url, retryDelayMs: 1_000 } as never)).toThrow(
+      new TypeError('pgBossQueue: `retryDelayMs` is now `backoff.delayMs`'),
+    );
+    expect(() => pgBossQueue({ connectionString: url, retryBackoff: false } as never)).toThrow(
+      new TypeError("pgBossQueue: `retryBackoff` is now `backoff.type`, 'exponential' (was true) or 'fixed' (was false)"),
+    );
+    expect(() => pgBossQueue({ connectionString: url, backoff: { type: 'linear', delayMs: 1 } as never })).toThrow(/backoff\.type/);
   });
 });
 
@@ -77,6 +90,20 @@ describe.skipIf(!server.reachable)('pgBossQueue', () => {
         [id],
       )
     ).rows[0] as { state: string; retry_count: number; started_on: Date | null; due_in_s: number; kept_for_s: number };
+
+  it("gives each job the backoff as pg-boss's retry settings: whole seconds, exponential as retryBackoff", async () => {
+    const exponential = pgBossQueue({ boss, name: 'backoff-exponential', schema, backoff: { type: 'exponential', delayMs: 1_500 } });
+    const fixed = open('backoff-fixed');
+    const settings = async (queue: PgBossDeliveryQueue, job: QueuedDelivery) => {
+      await queue.enqueue(job);
+      const { rows } = await pool.query(`SELECT retry_limit, retry_delay, retry_backoff FROM ${schema}.job WHERE id = $1`, [
+        jobIdFor(job.delivery.deliveryId),
+      ]);
+      return rows[0];
+    };
+    expect(await settings(exponential, queued())).toEqual({ retry_limit: 6, retry_delay: 2, retry_backoff: true });
+    expect(await settings(fixed, queued())).toEqual({ retry_limit: 2, retry_delay: 0, retry_backoff: false });
+  });
 
   it('enqueues once per deliveryId, keeps the payload and trace context, and hands it to a worker', async () => {
     const job = queued('wdl_10:20', { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=x' });

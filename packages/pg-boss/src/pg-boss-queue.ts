@@ -65,16 +65,12 @@ export interface PgBossQueueOptions {
    */
   attempts?: number;
   /**
-   * Milliseconds before the first retry (pg-boss counts whole seconds: rounded up); with `retryBackoff`
-   * each retry waits about twice as long as the last.
-   * @default 10_000
+   * Delay between tries: exponential from `delayMs` (10 s, 20 s, 40 s, …), or fixed. pg-boss counts
+   * whole seconds (a delay is rounded up) and adds jitter to an exponential backoff: each wait is
+   * between its delay and twice that (pg-boss's `retryBackoff`).
+   * @default { type: 'exponential', delayMs: 10_000 }
    */
-  retryDelayMs?: number;
-  /**
-   * Exponential backoff (with jitter) between retries.
-   * @default true
-   */
-  retryBackoff?: boolean;
+  backoff?: { type: 'exponential' | 'fixed'; delayMs: number };
   /**
    * How long a job may stay active before pg-boss takes it back and retries it (a worker that died
    * mid-job), in milliseconds (pg-boss counts whole seconds: rounded up). Longer than your slowest
@@ -130,7 +126,12 @@ function quoteIdent(identifier: string): string {
  * const receiver = createReceiver({ secret, store: postgresStore({ client: pool }), queue });
  */
 export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
-  refuseRenamedOptions('pgBossQueue', options, { retryDelaySeconds: 'retryDelayMs', expireInSeconds: 'expireInMs' });
+  refuseRenamedOptions('pgBossQueue', options, {
+    retryDelaySeconds: 'backoff.delayMs',
+    retryDelayMs: 'backoff.delayMs',
+    retryBackoff: { to: 'backoff.type', note: "'exponential' (was true) or 'fixed' (was false)" },
+    expireInSeconds: 'expireInMs',
+  });
   if ((options.boss === undefined) === (options.connectionString === undefined)) {
     throw new TypeError('pgBossQueue: pass exactly one of `boss` (your started PgBoss) or `connectionString`');
   }
@@ -141,10 +142,14 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDeliveryQueue {
   const timeoutMs = options.commandTimeoutMs ?? 5_000;
   const pollingIntervalMs = options.pollingIntervalMs ?? 2_000;
   const onError = options.onError ?? ((error: Error) => console.error(`hookline pg-boss queue "${name}": ${error.message}`));
+  const backoff = options.backoff ?? { type: 'exponential', delayMs: 10_000 };
+  if (backoff.type !== 'exponential' && backoff.type !== 'fixed') {
+    throw new RangeError(`pgBossQueue: backoff.type must be 'exponential' or 'fixed', got ${String(backoff.type)}`);
+  }
   const jobOptions = {
     retryLimit: attempts - 1,
-    retryDelay: wholeSeconds('retryDelayMs', options.retryDelayMs ?? 10_000),
-    retryBackoff: options.retryBackoff ?? true,
+    retryDelay: wholeSeconds('backoff.delayMs', backoff.delayMs),
+    retryBackoff: backoff.type === 'exponential',
     ...(options.expireInMs === undefined ? {} : { expireInSeconds: Math.max(1, wholeSeconds('expireInMs', options.expireInMs)) }),
   };
   const quotedSchema = quoteIdent(schema);

@@ -49,15 +49,15 @@ export interface JobRecords {
 
 export function jobRecords(
   store: IdempotencyStore,
-  keyPrefix: string,
+  prefix: string,
   keepCompletedMs: number,
   keepDeadLettersMs: number,
   /** How long a sender may take to send a next message: the succession record's first lease. */
   sendLeaseMs: number,
 ): JobRecords {
-  const jobKey = (id: string) => `${keyPrefix}job:${id}`;
-  const deadKey = (id: string) => `${keyPrefix}dead:${id}`;
-  const nextKey = (messageId: string) => `${keyPrefix}next:${messageId}`;
+  const jobKey = (id: string) => `${prefix}job:${id}`;
+  const deadKey = (id: string) => `${prefix}dead:${id}`;
+  const nextKey = (messageId: string) => `${prefix}next:${messageId}`;
 
   // A held record whose lease runs longer than a send could take was held for keepCompletedMs: sent.
   const heldAs = (result: ClaimResult): Succession =>

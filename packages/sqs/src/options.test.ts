@@ -38,6 +38,18 @@ describe('sqsQueue options', () => {
     );
   });
 
+  it('keeps its job records under `prefix` in the store, and refuses the old `keyPrefix`', async () => {
+    expect(() => sqsQueue({ client, queueUrl, keyPrefix: 'mine:' } as never)).toThrow(
+      new TypeError('sqsQueue: `keyPrefix` is now `prefix`'),
+    );
+    const store = memoryStore();
+    const queue = sqsQueue({ client, queueUrl, store, prefix: 'mine:', maxMessageBytes: 262_144 });
+    const delivery = { event: 'x', deliveryId: 'wdl_prefixed', timestamp: new Date().toISOString(), data: {} };
+    expect(await queue.enqueue({ delivery, receivedAt: 0, secretIndex: 0 })).toEqual({ duplicate: false });
+    expect((await store.claim('mine:job:wdl_prefixed', 'probe', 1_000)).state).not.toBe('acquired');
+    expect((await store.claim('hookline:sqs:hookline:job:wdl_prefixed', 'probe', 1_000)).state).toBe('acquired');
+  });
+
   it('bounds a call to SQS that never answers by commandTimeoutMs', async () => {
     const queue = sqsQueue({ client: { send: () => new Promise(() => {}) }, queueUrl, commandTimeoutMs: 50 });
     const job = {

@@ -33,10 +33,10 @@ export interface SqsQueueOptions {
    */
   store?: IdempotencyStore;
   /**
-   * The prefix of the store keys of this queue's records.
+   * What the store keys of this queue's records start with.
    * @default 'hookline:sqs:<queue name>:'
    */
-  keyPrefix?: string;
+  prefix?: string;
   /**
    * Tries per job, the first included, before it is dead-lettered.
    * @default 7
@@ -141,7 +141,11 @@ export function nameOf(queueUrl: string): string {
 }
 
 export function resolveQueueOptions(options: SqsQueueOptions): ResolvedQueueOptions {
-  refuseRenamedOptions('sqsQueue', options, { waitTimeSeconds: 'waitTimeMs', visibilityTimeoutSeconds: 'visibilityTimeoutMs' });
+  refuseRenamedOptions('sqsQueue', options, {
+    keyPrefix: 'prefix',
+    waitTimeSeconds: 'waitTimeMs',
+    visibilityTimeoutSeconds: 'visibilityTimeoutMs',
+  });
   const { client, queueUrl } = options;
   if (typeof client?.send !== 'function') throw new TypeError('sqsQueue: client must be an SQSClient from @aws-sdk/client-sqs v3');
   if (typeof queueUrl !== 'string' || !/^https?:\/\/[^/]+\/.+/.test(queueUrl)) {
@@ -193,7 +197,7 @@ export function resolveQueueOptions(options: SqsQueueOptions): ResolvedQueueOpti
         ? undefined
         : jobRecords(
             options.store,
-            options.keyPrefix ?? `hookline:sqs:${queueName}:`,
+            options.prefix ?? `hookline:sqs:${queueName}:`,
             keepCompletedMs,
             options.keepDeadLettersMs ?? MAX_RETENTION_MS,
             // A next message's sender has this long to send it: two SQS calls' bounds, and a margin.

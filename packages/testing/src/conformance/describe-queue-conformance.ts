@@ -86,7 +86,8 @@ const deliveryIdIn = (payload: unknown): string => (payload as QueuedDelivery).d
  * It checks the contract on its own (`queue.work()` with processors of its own) and under a real
  * receiver (`receiver.work()`): enqueue is idempotent per scoped delivery and revives a dead letter
  * (once, however many producers try at once); a job runs once per success; a failure retries after its
- * delay, then dead-letters; a job its processor calls dead (a `PermanentFailure`) or a corrupt one is
+ * delay, then dead-letters, so that a job that always fails runs exactly `attempts` times, the first
+ * included; a job its processor calls dead (a `PermanentFailure`) or a corrupt one is
  * dead-lettered at once; a wait spends no try, however often, and 20 deliveries of one busy resource at
  * concurrency 10 are all handled; a hung processor holds its slot until it settles, and a handler past
  * `maxRunMs` fails its job and frees it; `close()` waits for running jobs, resolves within its bound
@@ -298,6 +299,33 @@ export function describeQueueConformance(
         });
         expect(letter?.scope).toBeUndefined();
         expect(letter?.failedAt).toBeInstanceOf(Date);
+      });
+
+      test('runs a job that fails every time exactly `attempts` times, the first included, and never again (1 and 4)', async () => {
+        const runs = new Map<number, number[]>();
+        await Promise.all(
+          [1, 4].map(async (attempts) => {
+            const { queue } = await subject({ attempts });
+            const job = queuedDelivery();
+            const seen: number[] = [];
+            runs.set(attempts, seen);
+            work(queue, async ({ attempt, maxAttempts }) => {
+              seen.push(attempt);
+              expect(maxAttempts).toBe(attempts);
+              throw new Error('downstream down');
+            });
+            await queue.enqueue(job);
+            await eventually(
+              `the dead letter after ${attempts}`,
+              async () => (await lettersOf(queue, job.delivery.deliveryId)).length === 1,
+            );
+            expect((await lettersOf(queue, job.delivery.deliveryId))[0]).toMatchObject({ attempts });
+          }),
+        );
+        // Longer than a retry's delay on a backend that delays in whole seconds: a try too many would show.
+        await sleep(1_500);
+        expect(runs.get(1)).toEqual([1]);
+        expect(runs.get(4)).toEqual([1, 2, 3, 4]);
       });
 
       test('dead-letters at once a job whose handler throws PermanentFailure, with its message', async () => {
