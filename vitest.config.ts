@@ -24,6 +24,10 @@ export default defineConfig({
     // or ports, which larger machines' default of many workers already relies on.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
+    // A receiver without a logger writes a note to the console for a permanent failure or a refusal that
+    // points at a set-up mistake: the expected output of every test that provokes one on purpose. The
+    // tests that check a note spy on the console, so their notes never reach this filter.
+    onConsoleLog: (log) => !log.startsWith('[hookline] '),
     hookTimeout: 120_000,
     // One JSON report per run; .ci/run's Node matrix names each its own (HOOKLINE_VITEST_REPORT) and sums
     // them. Beside it, the errors vitest's JSON leaves out (failed hooks, unhandled errors).
