@@ -41,6 +41,8 @@ export async function emulatorCommand({ values, positionals, io, style }: Comman
       `${JSON.stringify({ type: 'listening', url: emulator.url, apiKey: emulator.apiKey, inspectorUrl: emulator.inspectorUrl, timeScale })}\n`,
     );
   else {
+    // The commands as this shell can run them: `npx hookline` in a project, `pnpm -sw hookline` in a clone.
+    const invocation = io.env.HOOKLINE_INVOKED_AS || 'npx hookline';
     io.stdout.write(
       [
         style.bold('hookline service emulator'),
@@ -51,8 +53,8 @@ export async function emulatorCommand({ values, positionals, io, style }: Comman
         '',
         'In another terminal:',
         `  export SERVICE_BASE_URL=${emulator.url} SERVICE_API_KEY=${emulator.apiKey}`,
-        '  hookline webhooks create --url http://127.0.0.1:3000/webhooks --events message.delivered',
-        '  hookline trigger message.delivered',
+        `  ${invocation} webhooks create --url http://127.0.0.1:3000/webhooks --events message.delivered`,
+        `  ${invocation} trigger message.delivered`,
         '',
         style.dim('Delivery attempts are printed below. Ctrl-C stops (webhooks live in memory only).'),
         '',
