@@ -63,6 +63,7 @@ export {
   type QueuedDelivery,
   type QueueJob,
   type JobResult,
+  type DeadJobKind,
   type QueueWorker,
   type DeadLetter,
   type DeadLetterRef,
