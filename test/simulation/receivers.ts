@@ -8,7 +8,6 @@
  * graceful shutdown closes its worker (`close()`, which hands back what has not finished within
  * closeTimeoutMs), after which the process exits, or lives on and starts a new worker later.
  */
-import { createReceiver } from '@hookline/core';
 import type { DeliveryQueue } from '@hookline/core/adapter';
 import { SECRET, type SimContext } from './context';
 import { FaultQueue } from './fault-queue';
@@ -28,8 +27,9 @@ interface SimOptions {
 }
 
 export class Receivers {
-  /** The current process of each slot. */
+  /** The current process of each slot, and every process that ever ran. */
   readonly slots: Incarnation[] = [];
+  readonly all: Incarnation[] = [];
   private readonly starts: number[] = [];
 
   constructor(
@@ -48,8 +48,9 @@ export class Receivers {
     const role = scenario.queue?.roles[slot] ?? 'web';
     const host = new Incarnation(`${String.fromCharCode(65 + slot)}${count}`, slot, role !== 'worker');
     this.slots[slot] = host;
+    this.all.push(host);
     if (this.sharedQueue !== undefined) host.queue = new FaultQueue(this.context, host, this.sharedQueue);
-    const receiver = createReceiver<SimEvents>({
+    const receiver = this.context.core.createReceiver<SimEvents>({
       secret: SECRET,
       store: new FaultStore(this.context, host, this.shared),
       completion: scenario.completion,
@@ -143,11 +144,11 @@ export class Receivers {
   }
 
   /** Pauses the slot's process (false when it is down or paused already). */
-  pause(slot: number, durationMs: number): boolean {
+  pause(slot: number, durationMs: number, why?: string): boolean {
     const host = this.slots[slot] as Incarnation;
     if (host.crashed || host.paused) return false;
     host.pause(Date.now());
-    this.context.trace.add(host.id, `PAUSES for ${durationMs} ms`);
+    this.context.trace.add(host.id, `PAUSES for ${durationMs} ms${why === undefined ? '' : ` ${why}`}`);
     setTimeout(() => {
       if (host.crashed) return;
       this.context.trace.add(host.id, 'resumes');
