@@ -138,6 +138,10 @@ export class EndInvariants {
     for (const delivery of this.scenario.deliveries) {
       const key = handlerOf(delivery.id, handler);
       if (delivery.resource !== resource || !this.ledger.answered2xx.has(delivery.id)) continue;
+      // A 2xx that said only that a handler failed for good gave the change up, whatever a later repeat ran.
+      const answers = this.ledger.answers.get(delivery.id);
+      const promised = this.queue !== undefined || answers?.has('handled') || answers?.has('duplicate');
+      if (!promised && !this.ledger.acknowledged.has(key)) continue;
       if (!this.ledger.succeeded.has(key) && !this.ledger.staleSkipped.has(key)) continue;
       if (this.queue !== undefined && !this.queue.jobDone(delivery.id) && !this.ledger.acknowledged.has(key)) continue;
       const runs = (this.ledger.runsByDelivery.get(delivery.id) ?? []).filter(

@@ -36,7 +36,7 @@ export type LapseCause = 'pause' | 'crash' | 'overrun' | 'store' | 'extend';
 export type RerunCause = 'crash' | 'pause' | 'lapse' | 'store';
 
 /** What the excuses need of the scenario. */
-type Limits = Pick<Scenario, 'leaseMs' | 'maxRunMs' | 'storeTimeoutMs' | 'handlersRunIn' | 'completion'>;
+type Limits = Pick<Scenario, 'leaseMs' | 'maxRunMs' | 'storeTimeoutMs' | 'handlersRunIn' | 'completion' | 'handlers'>;
 
 /**
  * How much longer than one heartbeat period a stretch may go without a renewal landing before only a
@@ -202,7 +202,10 @@ export function rerunCause(earlier: Run, rerun: Run, ledger: Ledger, limits: Lim
   for (const key of new Set([completionKey, before.key])) {
     if (takenOverAfterLapse(ledger.leases.held(key, before.token, earlier.start), claimedAt, ledger, limits) !== undefined) return 'lapse';
   }
-  const versionKeys = new Set(earlier.handler.guarded ? [versionKey(NAMESPACE, earlier.handler.name, resource, work(limits))] : []);
+  // The version calls carry no token: those of the delivery's guarded handlers, by the earlier attempt's process.
+  const versionKeys = new Set(
+    limits.handlers.filter((spec) => spec.guarded).map((spec) => versionKey(NAMESPACE, spec.name, resource, work(limits))),
+  );
   const fault = host.faults.find(
     (candidate) =>
       candidate.at >= before.claimedAt &&

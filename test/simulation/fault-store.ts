@@ -53,13 +53,24 @@ export class FaultStore implements IdempotencyStore {
     return this.call('readVersion', key, undefined, () => this.shared.readVersion(key));
   }
   advanceVersion(key: string, version: number, retentionMs: number) {
-    // The lock this process took last (the advance is made under it, though it may have lapsed and been
-    // taken over by now): a late landing is judged against it.
-    const under = this.context.ledger.leases.lastOf(key.replace(':version:', ':lock:'), this.host);
+    // The lock the advancing attempt took (it may have lapsed and been taken over by now, even by another
+    // attempt of this very process): a late landing is judged against it.
+    const under = this.lockOf(key.replace(':version:', ':lock:'), version);
     return this.call('advanceVersion', key, undefined, () => this.shared.advanceVersion(key, version, retentionMs), {
       version,
       lock: under,
     });
+  }
+
+  /** The last tenure of `lock` this process took for an attempt of a delivery of `version`, or else its last one. */
+  private lockOf(lock: string, version: number): Tenure | undefined {
+    const { ledger } = this.context;
+    const mine = ledger.leases.of(lock).filter((tenure) => tenure.host === this.host);
+    for (let i = mine.length - 1; i >= 0; i--) {
+      const attempt = ledger.attemptsByToken.get((mine[i] as Tenure).token);
+      if (attempt !== undefined && this.context.delivery(attempt.deliveryId).version === version) return mine[i];
+    }
+    return mine.at(-1);
   }
 
   private call<T>(

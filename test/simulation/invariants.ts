@@ -12,7 +12,7 @@ import { explainLapse, heartbeatMs, RENEWAL_SLACK_MS, lateWriteCause, overlapCau
 import type { SharedStore } from './fault-store';
 import { versionKey } from './keys';
 import type { Tenure } from './leases';
-import { type AttemptRecord, handlerOf, type Host, type Ledger, type Run, slotOf } from './ledger';
+import { type AttemptRecord, handlerOf, type Host, type Ledger, type OpenRequest, type Run, slotOf } from './ledger';
 import { describeRun } from './describe';
 import { EndInvariants } from './end-invariants';
 import type { QueueInvariants } from './queue-invariants';
@@ -229,6 +229,26 @@ export class Invariants {
     }
   }
 
+  /**
+   * A receiver answers every request by its deadline: handlers still running at `deadlineMs` get a 503
+   * while they go on. The bound allows for the claim before them and the record after them (each a
+   * store call, bounded by `storeTimeoutMs`), and a second for the network; a process paused meanwhile
+   * is excused, since nothing it does moves while it is.
+   */
+  answered(request: OpenRequest): void {
+    this.answerInTime(request, Date.now(), 'answered');
+  }
+
+  private answerInTime(request: OpenRequest, now: number, what: 'answered' | 'not answered yet'): void {
+    const { host, arrivedAt, label } = request;
+    if (now - arrivedAt <= answerBoundMs(this.scenario) || host.crashedAt !== undefined) return;
+    if (host.pauses.some((pause) => pause.from <= now && (pause.to ?? Number.POSITIVE_INFINITY) >= arrivedAt)) return;
+    this.fail(
+      'answer-past-deadline',
+      `${host.id} ${what} ${label} ${Math.round((now - arrivedAt) / 1000)} s after it arrived (at ${formatSimTime(arrivedAt)}); deadlineMs ${this.scenario.deadlineMs} ms, and storeTimeoutMs ${this.scenario.storeTimeoutMs} ms for the claim and the record around it`,
+    );
+  }
+
   /** The delivery's handlers that have not succeeded (nor skipped as stale), unless one threw PermanentFailure. */
   pendingHandlers(deliveryId: string): string[] {
     const { handlers } = this.scenario;
@@ -249,6 +269,8 @@ export class Invariants {
    * explainLapse).
    */
   step(): void {
+    const now = Date.now();
+    for (const request of this.ledger.openRequests) this.answerInTime(request, now, 'not answered yet');
     const runs = [...this.ledger.active];
     for (const run of runs) {
       if (run.host.crashedAt !== undefined)
@@ -290,6 +312,11 @@ export class Invariants {
       );
     }
   }
+}
+
+/** How long after a request arrives its answer may come: the deadline, a claim before it and a record after it, a second's slack. */
+function answerBoundMs(scenario: Scenario): number {
+  return scenario.deadlineMs + 2 * scenario.storeTimeoutMs + 1_000;
 }
 
 function sameGuard(a: Run, b: Run): boolean {

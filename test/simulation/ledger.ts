@@ -80,6 +80,13 @@ export interface NotOwed {
   readonly why: string;
 }
 
+/** A request of the service that reached a receiver: when, and what it was (`attempt 2 of wdl_…`). */
+export interface OpenRequest {
+  readonly host: Host;
+  readonly arrivedAt: number;
+  readonly label: string;
+}
+
 /** `delivery#handler`, as the sets below key a handler of a delivery. */
 export function handlerOf(deliveryId: string, handler: string): string {
   return `${deliveryId}#${handler}`;
@@ -123,6 +130,8 @@ export class Ledger {
   /** Deliveries the service got a 2xx for, and per delivery what each 2xx said (`handled`, `duplicate`, `failed`, `queued`). */
   readonly answered2xx = new Set<string>();
   readonly answers = new Map<string, Set<string>>();
+  /** Requests a receiver got and has not answered yet. */
+  readonly openRequests = new Set<OpenRequest>();
   private nextRunId = 1;
 
   constructor(leaseMs: number) {

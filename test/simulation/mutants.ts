@@ -159,6 +159,14 @@ export const MUTANTS: Record<string, Mutant> = {
     floorWhy:
       'A heartbeat renews a lease past the deadline in 73.5 % of its seeds (a handler runs past deadlineMs plus a heartbeat period); 87 % of those catch it: in the others that renewal falls under a pause or a store outage, which excuses the lapse.',
   },
+  'deadline-ignored': {
+    description: 'the receiver waits for its handlers past the deadline instead of answering 503 there',
+    modes: SYNC,
+    caughtBy: ['answer-past-deadline'],
+    floor: 0.58,
+    floorWhy:
+      'Reached only where a handler runs past the deadline: 73.5 % of its seeds (a heartbeat renews a lease there); 86 % of those catch it, the others answer within the bound anyway (the handler ends soon after the deadline) or under a pause.',
+  },
   'claim-in-progress-runs': {
     description: 'a claim that finds the delivery in progress runs its handlers anyway',
     modes: SYNC,
@@ -172,6 +180,8 @@ export const MUTANTS: Record<string, Mutant> = {
     modes: GUARDED,
     caughtBy: ['older-version-overwrites-newer', 'last-state-not-newest', 'stale-skip-without-newer-state'],
     floor: 0.85,
+    floorWhy:
+      'Measured at 90.0 %: a guard skips a stale delivery in 94 % of its seeds, and 95.5 % of those catch it (in the others the older delivery it lets run overwrites no version completed cleanly: its handler fails, or the newer completion has not landed yet).',
     reaches: guarded,
   },
   'complete-before-advance': {

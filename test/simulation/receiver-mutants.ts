@@ -27,6 +27,11 @@ export const RECEIVER_MUTANTS = {
     find: '      resolveFirst(DEADLINE);\n    }',
     replace: '      resolveFirst(DEADLINE);\n      return;\n    }',
   },
+  'deadline-ignored': {
+    file: 'steps/run-handlers.ts',
+    find: "    deadlineMs: attempt.mode === 'receive' ? state.config.deadlineMs : Number.POSITIVE_INFINITY,",
+    replace: '    deadlineMs: Number.POSITIVE_INFINITY,',
+  },
   'claim-in-progress-runs': {
     file: 'steps/claim.ts',
     find: "  if (result.state === 'in_progress') {",

@@ -9,11 +9,12 @@
  * closeTimeoutMs), after which the process exits, or lives on and starts a new worker later.
  */
 import type { DeliveryQueue } from '@hookline/core/adapter';
-import { SECRET, type SimContext } from './context';
+import { NAMESPACE, SECRET, type SimContext } from './context';
 import { FaultQueue } from './fault-queue';
 import { FaultStore, type SharedStore } from './fault-store';
 import { simHandler } from './handlers';
 import { Incarnation, type SimEvents } from './incarnation';
+import { lockKey } from './keys';
 import { handlerOf } from './ledger';
 import type { HandlerSpec } from './modes';
 import type { Prng } from './prng';
@@ -69,7 +70,11 @@ export class Receivers {
       const planned = this.context.delivery(delivery.deliveryId);
       trace.add(host.id, `${handler} skips ${delivery.deliveryId} as stale (v${version}, store has v${current})`);
       ledger.staleSkipped.add(handlerOf(delivery.deliveryId, handler));
-      ledger.attemptOf(host, delivery.deliveryId)?.staleSkips.add(handler);
+      // The attempt that skipped it holds the guard's lock (one process may run two attempts of a delivery).
+      const lock = ledger.leases.lastOf(lockKey(NAMESPACE, handler, planned.resource, scenario.handlersRunIn === 'worker'), host);
+      const attempt =
+        (lock === undefined ? undefined : ledger.attemptsByToken.get(lock.token)) ?? ledger.attemptOf(host, delivery.deliveryId);
+      attempt?.staleSkips.add(handler);
       invariants.skippedAsStale(delivery.deliveryId, handler, planned.resource, version, current);
     });
     for (const spec of scenario.handlers) receiver.on('resource.updated', simHandler(this.context, host, spec), this.options(spec));

@@ -109,8 +109,12 @@ export class Service {
       () =>
         host.gate(() => {
           const arrivedAt = Date.now();
+          const request = { host, arrivedAt, label };
+          this.context.ledger.openRequests.add(request);
           void host.receiver.handle(this.input(delivery)).then((answer) => {
+            this.context.ledger.openRequests.delete(request);
             if (host.crashed) return;
+            invariants.answered(request);
             const ok = answer.status >= 200 && answer.status < 300;
             trace.add(host.id, `answers ${answer.status}${reason(answer)} to ${label}`);
             if (ok) {

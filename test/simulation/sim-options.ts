@@ -29,6 +29,8 @@ export interface SimulationOptions {
   readonly mutant: string | undefined;
   /** SIM_MODE: this mode only. */
   readonly onlyMode: ModeName | undefined;
+  /** SIM_STOP_AT_FIRST=1: a sweep stops at its first failing seed (a mutation run needs no more). */
+  readonly stopAtFirst: boolean;
 }
 
 export function simulationOptions(): SimulationOptions {
@@ -39,6 +41,7 @@ export function simulationOptions(): SimulationOptions {
     seedsGiven: seeds !== undefined,
     mutant: process.env.SIM_MUTANT || undefined,
     onlyMode: modeOption(),
+    stopAtFirst: process.env.SIM_STOP_AT_FIRST === '1',
   };
 }
 
