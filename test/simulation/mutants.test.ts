@@ -6,6 +6,7 @@
 // would be a false alarm, or a mutant that breaks more than it says.
 //
 //   SIM_MUTANT=stale-check-skipped pnpm vitest run test/simulation/mutants.test.ts   one mutant's rate
+//   SIM_MUTANT_SEEDS=1000 pnpm vitest run test/simulation/mutants.test.ts            more seeds per mode (the floors still apply)
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { checkMutantTable, MUTANTS, type Mutant } from './mutants';
@@ -15,13 +16,13 @@ import { planScenario } from './scenario';
 import { simulationOptions } from './sim-options';
 import type { RunResult } from './world';
 
-/** Seeds per mode each mutant runs over in CI (those its scenario can reach, when it names a condition). */
+/** Seeds per mode each mutant runs over (those its scenario can reach, when it names a condition); SIM_MUTANT_SEEDS changes it. */
 const MUTANT_SEEDS = 200;
 /** How far past MUTANT_SEEDS the seeds are scanned for ones whose scenario reaches the mutant. */
 const SCAN_LIMIT = 20 * MUTANT_SEEDS;
 
-const { seedCount, seedsGiven, mutant: only, replaySeed } = simulationOptions();
-const perMode = seedsGiven ? seedCount : MUTANT_SEEDS;
+const { mutantSeeds, mutant: only, replaySeed } = simulationOptions();
+const perMode = mutantSeeds ?? MUTANT_SEEDS;
 
 /** The seeds a mutant runs over in one mode: the first `perMode` whose scenario can reach it. */
 function seedsFor(entry: Mutant, mode: (typeof entry.modes)[number]): number[] {

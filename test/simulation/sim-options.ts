@@ -23,8 +23,8 @@ export interface SimulationOptions {
   readonly replaySeed: number | undefined;
   /** SIM_SEEDS: seeds per mode (CI_SEEDS unless set). */
   readonly seedCount: number;
-  /** Whether SIM_SEEDS was set: the mutants' runs then take that many seeds per mode too. */
-  readonly seedsGiven: boolean;
+  /** SIM_MUTANT_SEEDS: seeds per mode for each mutant's catch rate (mutants.test.ts's own count unless set). */
+  readonly mutantSeeds: number | undefined;
   /** SIM_MUTANT: run over this mutant. */
   readonly mutant: string | undefined;
   /** SIM_MODE: this mode only. */
@@ -34,11 +34,10 @@ export interface SimulationOptions {
 }
 
 export function simulationOptions(): SimulationOptions {
-  const seeds = integer('SIM_SEEDS');
   return {
     replaySeed: integer('SIM_SEED'),
-    seedCount: seeds ?? CI_SEEDS,
-    seedsGiven: seeds !== undefined,
+    seedCount: integer('SIM_SEEDS') ?? CI_SEEDS,
+    mutantSeeds: integer('SIM_MUTANT_SEEDS'),
     mutant: process.env.SIM_MUTANT || undefined,
     onlyMode: modeOption(),
     stopAtFirst: process.env.SIM_STOP_AT_FIRST === '1',
