@@ -6,6 +6,8 @@
  *   HOOKLINE_MUTATION=memory pnpm mutation   # the memory store, against the conformance suite
  *   HOOKLINE_MUTATION=redis pnpm mutation    # the Redis store (needs Redis)
  *   HOOKLINE_MUTATION=postgres pnpm mutation # the PostgreSQL store (needs PostgreSQL)
+ *   pnpm mutation:protocol                   # the protocol's steps and the memory store, against the
+ *                                            # simulation and the memory store's conformance suite
  *
  * Extra arguments go to Stryker: `pnpm mutation --mutate packages/core/src/verify.ts` narrows a run.
  */
@@ -42,12 +44,31 @@ const targets = {
     mutate: ['packages/postgres/src/**/*.ts', '!packages/postgres/src/**/*.test.ts', '!packages/postgres/src/index.ts'],
     testFiles: ['packages/postgres/src/**/*.test.ts'],
   },
+  // The lease, completion and ordering protocol, with the proof as the test: the deterministic
+  // simulation's clean sweep (its invariants and its vacuity floors) and the store conformance suite.
+  protocol: {
+    mutate: [
+      'packages/core/src/steps/claim.ts',
+      'packages/core/src/steps/run-handlers.ts',
+      'packages/core/src/steps/run-guarded.ts',
+      'packages/core/src/steps/settle.ts',
+      'packages/core/src/steps/record.ts',
+      'packages/core/src/memory-store.ts',
+    ],
+    testFiles: ['test/simulation/simulation.test.ts', 'test/stores/memory.conformance.test.ts'],
+  },
 };
 
 const name = process.env.HOOKLINE_MUTATION ?? 'core';
 const target = targets[name];
 if (target === undefined) {
   throw new Error(`HOOKLINE_MUTATION=${name}: use one of ${Object.keys(targets).join(', ')}`);
+}
+if (name === 'protocol') {
+  // Read by the test runners Stryker starts (they inherit this environment): a sweep of 100 seeds per
+  // mode, which stops at its first failing seed (a killed mutant needs no more).
+  process.env.SIM_SEEDS ??= '100';
+  process.env.SIM_STOP_AT_FIRST ??= '1';
 }
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
@@ -84,6 +105,7 @@ export default {
     '/test/*',
     '!/test/package.json',
     '!/test/stores',
+    '!/test/simulation',
     '!/test/support',
     'dist',
   ],

@@ -1,3 +1,5 @@
+import { realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
@@ -8,6 +10,10 @@ import { defineConfig } from 'vitest/config';
 // `@hookline/core` by name then sees the mutated code. No type tests (they cannot kill a mutant).
 const root = path.dirname(fileURLToPath(import.meta.url));
 const source = (file: string) => path.join(root, 'packages', file);
+// The simulation's clock comes from test/node_modules, which the copy leaves out (pnpm keeps it as
+// links): resolved from the checkout that the copy's node_modules links to.
+const checkout = path.dirname(realpathSync(path.join(root, 'node_modules')));
+const fromTests = createRequire(path.join(checkout, 'test', 'package.json'));
 
 export default defineConfig({
   resolve: {
@@ -19,11 +25,12 @@ export default defineConfig({
       { find: /^@hookline\/testing$/, replacement: source('testing/src/index.ts') },
       { find: /^@hookline\/redis$/, replacement: source('redis/src/index.ts') },
       { find: /^@hookline\/postgres$/, replacement: source('postgres/src/index.ts') },
+      { find: /^@sinonjs\/fake-timers$/, replacement: fromTests.resolve('@sinonjs/fake-timers') },
     ],
   },
   ssr: { resolve: { conditions: ['@hookline/source', 'node', 'development|production'], externalConditions: ['@hookline/source'] } },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'test/stores/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'test/stores/**/*.test.ts', 'test/simulation/simulation.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     typecheck: { enabled: false },
     testTimeout: 30_000,

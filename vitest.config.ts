@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { simulationMutants } from './test/simulation/source-mutants';
 
 // Tests read every package's src/ through the `@hookline/source` export condition: no build needed.
 const conditions = ['@hookline/source', 'import', 'module', 'node', 'default'];
@@ -10,6 +11,9 @@ const report = process.env.HOOKLINE_VITEST_REPORT ?? '.vitest-results.json';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 export default defineConfig({
+  // Loads core with one of the simulation's receiver mutants in it, for the simulation alone: only an
+  // import marked `?sim-mutant=` is touched (test/simulation/source-mutants.ts).
+  plugins: [simulationMutants()],
   resolve: { conditions },
   // Vitest hands ssr.resolve.conditions to Node as --conditions: 'import' there makes CJS packages'
   // require() load ESM builds (pg → pg-pool breaks), so Node gets only the source condition.

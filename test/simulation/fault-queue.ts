@@ -44,7 +44,7 @@ export class FaultQueue implements DeliveryQueue {
     // The queue answers with a promise of its own: it travels back as the answer, flattened here.
     return overTheNetwork(this.context, host, {
       land: () => this.land(job),
-      fault: (kind, landedInTime) => this.fault(id, kind, landedInTime),
+      fault: (kind, landedInTime, minutesLate) => this.fault(id, kind, landedInTime, minutesLate),
       crashAfter: this.context.mayCrashNow(this.context.scenario.rates.crashAfterStoreCall),
       server: 'queue',
       operation: 'enqueue',
@@ -68,9 +68,11 @@ export class FaultQueue implements DeliveryQueue {
     return result;
   }
 
-  private fault(id: string, kind: StoreFaultKind, landedInTime: boolean): void {
-    this.host.faults.push({ at: Date.now(), op: 'enqueue', key: { kind: 'delivery', deliveryId: id, work: false }, kind, landedInTime });
+  private fault(id: string, kind: StoreFaultKind, landedInTime: boolean, minutesLate = false): void {
+    const key = { kind: 'delivery', deliveryId: id, work: false } as const;
+    this.host.faults.push({ at: Date.now(), op: 'enqueue', key, rawKey: id, token: undefined, kind, landedInTime });
     countFault(this.context.stats, kind === 'crash' ? 'crash-after-queue-call' : `queue-${kind}`);
+    if (minutesLate) countFault(this.context.stats, 'queue-lands-minutes-late');
     this.context.trace.add(this.host.id, `queue enqueue ${id}: inject ${kind}`);
   }
 

@@ -1,8 +1,11 @@
 /**
  * The handlers the receivers run: simulation functions that take simulated time, may fail, and record
  * their start, their end and their write in the ledger. A guarded handler writes
- * `state[resource] = version` when it succeeds, at its end; a handler that throws writes nothing. Its
- * progress goes through its receiver's gate: paused, it waits; crashed, it never ends and never writes.
+ * `state[resource] = version` when it succeeds, at its end; one that throws writes nothing, unless it
+ * writes and then throws (a partial effect, which its retry must redo). Right after a write its
+ * process may crash, or pause past its lease before the receiver sees the handler return (so the
+ * version advance waits while others take the lock). Its progress goes through its receiver's gate:
+ * paused, it waits; crashed, it never ends and never writes.
  */
 import { type Delivery, type HandlerContext, PermanentFailure } from '@hookline/core';
 import type { SimContext } from './context';
@@ -21,7 +24,13 @@ interface RunPlan {
   readonly durationMs: number;
   readonly sync: boolean;
   readonly outcome: Outcome;
+  /** A guarded handler that throws after it wrote its state. */
+  readonly writeThenThrow: boolean;
   readonly crashAfterWrite: boolean;
+  /** For how long its process pauses right after the write (0: it does not). */
+  readonly pauseAfterWriteMs: number;
+  /** For how long its process's store connection stalls right after the write (0: it does not). */
+  readonly stallAfterWriteMs: number;
 }
 
 export type SimHandler = (
@@ -85,19 +94,26 @@ function end(context: SimContext, host: Incarnation, run: Run, plan: RunPlan): u
     throw new PermanentFailure(`simulated: ${delivery.id} can never succeed`);
   }
   if (plan.outcome === 'error') {
+    if (plan.writeThenThrow) write(context, host, run);
     ledger.endRun(run, 'error', now);
     trace.add(host.id, `${handler.name} throws for ${delivery.id}`);
     throw new Error(`simulated handler failure (${delivery.id})`);
   }
-  if (handler.guarded) {
-    ledger.recordWrite(run);
-    trace.add(host.id, `${handler.name} writes ${delivery.resource} = v${delivery.version} (${delivery.id})`);
-    context.invariants.wrote(run);
-  }
+  if (handler.guarded) write(context, host, run);
   ledger.endRun(run, 'ok', now);
   trace.add(host.id, `${handler.name} succeeds for ${delivery.id}`);
   if (plan.crashAfterWrite) context.crash(host, `after ${handler.name} wrote, before the receiver saw it return`);
+  else if (plan.pauseAfterWriteMs > 0)
+    context.pause(host, plan.pauseAfterWriteMs, `after ${handler.name} wrote, before the receiver saw it return`);
+  else if (plan.stallAfterWriteMs > 0) context.stall(host, plan.stallAfterWriteMs, `after ${handler.name} wrote`);
   return undefined;
+}
+
+function write(context: SimContext, host: Incarnation, run: Run): void {
+  const { delivery, handler } = run;
+  context.ledger.recordWrite(run);
+  context.trace.add(host.id, `${handler.name} writes ${delivery.resource} = v${delivery.version} (${delivery.id})`);
+  context.invariants.wrote(run);
 }
 
 function planRun(context: SimContext, spec: HandlerSpec, delivery: PlannedDelivery): RunPlan {
@@ -116,21 +132,56 @@ function planRun(context: SimContext, spec: HandlerSpec, delivery: PlannedDelive
     durationMs = Math.round(scenario.maxRunMs * (1.02 + random.next() * 0.3));
     countFault(stats, 'handler-past-maxRunMs');
   } else if (roll < rates.overrunHandler + rates.longHandler) {
-    durationMs = Math.round(scenario.leaseMs * (1.05 + random.next() * 2));
-    countFault(stats, 'handler-past-leaseMs');
+    // Past its lease (the heartbeat keeps it), or past the deadline and the service's next attempt 30 s
+    // after the 503 (the heartbeat goes on after the 503, and that attempt must find the delivery held).
+    const pastDeadline = random.chance(0.5);
+    durationMs = Math.round(
+      pastDeadline
+        ? scenario.deadlineMs + 30_000 + scenario.leaseMs * (0.2 + random.next() * 1.8)
+        : scenario.leaseMs * (1.05 + random.next() * 2),
+    );
+    countFault(stats, pastDeadline ? 'handler-past-deadline' : 'handler-past-leaseMs');
   } else if (random.chance(0.15)) {
     durationMs = 0;
     sync = true;
   } else {
     durationMs = random.chance(0.75) ? random.int(1, 500) : random.int(500, 20_000);
   }
+  const writeThenThrow = outcome === 'error' && !inOutage && spec.guarded && random.chance(rates.writeThenThrow);
+  if (writeThenThrow) countFault(stats, 'handler-write-then-throw');
   const crashAfterWrite = outcome === 'ok' && spec.guarded && context.mayCrashNow(rates.crashAfterWrite);
   if (crashAfterWrite) countFault(stats, 'crash-after-write');
-  return { durationMs, sync, outcome, crashAfterWrite };
+  const writes = outcome === 'ok' && spec.guarded && !crashAfterWrite;
+  let pauseAfterWriteMs = 0;
+  if (writes && scenario.contention?.resource === delivery.resource && context.takeContention()) {
+    pauseAfterWriteMs = scenario.contention.pauseMs;
+    countFault(stats, 'holder-paused-past-lease');
+  } else if (writes && random.chance(rates.pauseAfterWrite)) {
+    pauseAfterWriteMs = Math.round(scenario.leaseMs * (1.2 + random.next() * 1.8));
+  }
+  const stallAfterWriteMs =
+    writes && pauseAfterWriteMs === 0 && random.chance(rates.stallAfterWrite)
+      ? Math.round(scenario.storeTimeoutMs * (1.2 + random.next() * 0.6))
+      : 0;
+  return { durationMs, sync, outcome, writeThenThrow, crashAfterWrite, pauseAfterWriteMs, stallAfterWriteMs };
 }
 
 function describePlan(plan: RunPlan): string {
   const time = plan.sync ? 'returns at once' : `takes ${plan.durationMs} ms`;
-  const crash = plan.crashAfterWrite ? ', then its receiver crashes' : '';
-  return `${time}, ${plan.outcome === 'ok' ? 'succeeds' : plan.outcome === 'error' ? 'throws' : 'throws PermanentFailure'}${crash}`;
+  const crash = plan.crashAfterWrite
+    ? ', then its receiver crashes'
+    : plan.pauseAfterWriteMs > 0
+      ? `, then its receiver pauses for ${plan.pauseAfterWriteMs} ms`
+      : plan.stallAfterWriteMs > 0
+        ? `, then its store connection stalls for ${plan.stallAfterWriteMs} ms`
+        : '';
+  const outcome =
+    plan.outcome === 'ok'
+      ? 'succeeds'
+      : plan.outcome === 'error'
+        ? plan.writeThenThrow
+          ? 'writes, then throws'
+          : 'throws'
+        : 'throws PermanentFailure';
+  return `${time}, ${outcome}${crash}`;
 }

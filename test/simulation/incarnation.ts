@@ -21,6 +21,8 @@ export class Incarnation implements Host {
   /** Answer-fast mode: this process's view of the shared queue, and its worker while it runs one. */
   queue: FaultQueue | undefined;
   worker: QueueWorker | undefined;
+  /** Until when its store connection is stalled (a call on it may hang until then), if it is. */
+  stalledUntil: number | undefined;
 
   constructor(
     /** A letter per receiver slot and a number per start: `B2` is the second process in slot B. */

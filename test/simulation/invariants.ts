@@ -3,14 +3,23 @@
  * starts, a handler writes, the service is answered), after every step, and at the end of the run.
  * A violation is recorded, not thrown: it may be found inside a receiver's call (a handler, a store
  * call), where a throw would be taken for the handler's own failure. The driver stops at the end of
- * the step that found it.
+ * the step that found it. What is judged as store calls land is in store-invariants.ts, what is judged
+ * at the end in end-invariants.ts, answer-fast mode's own checks in queue-invariants.ts; when a broken
+ * rule is excused, in excuses.ts.
  */
-import { type LapseCause, lapseOf, type RerunCause, rerunCause } from './excuses';
-import { type AttemptRecord, handlerOf, type Ledger, type Run, slotOf } from './ledger';
+import { NAMESPACE } from './context';
+import { explainLapse, heartbeatMs, RENEWAL_SLACK_MS, lateWriteCause, overlapCause, rerunCause, takenOverAfterLapse } from './excuses';
+import type { SharedStore } from './fault-store';
+import { versionKey } from './keys';
+import type { Tenure } from './leases';
+import { type AttemptRecord, handlerOf, type Host, type Ledger, type OpenRequest, type Run, slotOf } from './ledger';
+import { describeRun } from './describe';
+import { EndInvariants } from './end-invariants';
 import type { QueueInvariants } from './queue-invariants';
+import type { StoreInvariants } from './store-invariants';
 import type { Scenario } from './scenario';
 import { formatSimTime } from './sim-clock';
-import type { SimStats } from './stats';
+import { countDefence, countExcuse, type SimStats } from './stats';
 import type { Trace } from './trace';
 
 export class InvariantViolation extends Error {
@@ -27,8 +36,12 @@ export class Invariants {
   violation: InvariantViolation | undefined;
   /** Answer-fast mode's own checks (queue-invariants.ts), set by the world. */
   queue: QueueInvariants | undefined;
+  /** The checks made as store calls land (store-invariants.ts), set by the world. */
+  store!: StoreInvariants;
   /** Pairs of runs found running together and excused (a lapse), so the per-step check does not flag them again. */
   private readonly excusedPairs = new Set<string>();
+  /** Lapses of a running attempt's leases already judged (per tenure, the renewal it lapsed after). */
+  private readonly judgedLapses = new WeakMap<Tenure, number>();
 
   constructor(
     private readonly scenario: Scenario,
@@ -44,9 +57,13 @@ export class Invariants {
     this.trace.add('check', `VIOLATION ${this.violation.message}`);
   }
 
-  /** A handler run starts: no other run of its delivery, nor of its guard's resource, may be running; nor may it have succeeded before. */
+  /**
+   * A handler run starts: its attempt holds the delivery's lease; no other run of its delivery, nor of
+   * its guard's resource, may be running; nor may it have succeeded before.
+   */
   runStarted(run: Run): void {
     const now = Date.now();
+    this.holdsLease(run, now);
     for (const other of this.ledger.runsByDelivery.get(run.delivery.id) ?? []) {
       if (other !== run && other.end === undefined) this.overlap('delivery-runs-concurrently', run, other, now);
     }
@@ -56,37 +73,64 @@ export class Invariants {
         this.overlap('resource-runs-concurrently', run, other, now);
       }
     }
-    this.checkRerun(run, now);
+    this.checkRerun(run);
+  }
+
+  /**
+   * A handler runs only under a claim its attempt acquired (its `context.attempt` is that claim's
+   * count), whose lease it still holds, or lost only to a lapse the simulation injected.
+   */
+  private holdsLease(run: Run, now: number): void {
+    const { attempt } = run;
+    if (attempt === undefined || attempt.claim !== run.claim) {
+      this.fail(
+        'run-without-lease',
+        `${describeRun(run)} started for claim ${run.claim ?? '(none)'} of the delivery, but ${run.host.id} acquired no such claim`,
+      );
+      return;
+    }
+    const tenure = this.ledger.leases.held(attempt.key, attempt.token, now);
+    if (tenure?.end === undefined || takenOverAfterLapse(tenure, now, this.ledger, this.scenario) !== undefined) return;
+    this.fail(
+      'run-without-lease',
+      `${describeRun(run)} started after its attempt's lease on the delivery ended (${tenure.endedBy} at ${formatSimTime(tenure.end)})${tenure.endedBy === 'taken-over' ? ', and no fault the simulation injected made it lapse' : ''}`,
+    );
   }
 
   private overlap(invariant: string, run: Run, other: Run, now: number): void {
-    const cause = lapseOf(other, now, this.scenario) ?? lapseOf(run, now, this.scenario);
+    const sameDelivery = invariant === 'delivery-runs-concurrently';
+    const cause = overlapCause(run, other, sameDelivery, now, this.ledger, this.scenario);
     if (cause === undefined) {
-      const what = invariant === 'delivery-runs-concurrently' ? `${run.delivery.id}` : `${run.handler.name} on ${run.delivery.resource}`;
+      const what = sameDelivery ? `${run.delivery.id}` : `${run.handler.name} on ${run.delivery.resource}`;
+      const lease = sameDelivery ? 'the delivery' : 'the lock';
       this.fail(
         invariant,
-        `${what}: ${describeRun(run)} started while ${describeRun(other)} has been running since ${formatSimTime(other.start)}, and no fault was injected into either attempt (no pause, no failed extend, not past maxRunMs)`,
+        `${what}: ${describeRun(run)} started while ${describeRun(other)} has been running since ${formatSimTime(other.start)}, and neither attempt's lease on ${lease} lapsed through a fault the simulation injected (a pause, a crash, failed heartbeats, a run past maxRunMs, a failed store call that gives the key up)`,
       );
       return;
     }
-    this.stats.overlapsAfterLapse += 1;
+    countExcuse(this.stats, 'overlap-after-lapse', cause);
     this.excusedPairs.add(pairOf(run, other));
-    if (run.handler.guarded) this.ledger.tainted.add(slotOf(run.handler.name, run.delivery.resource));
     this.trace.add('check', `overlap after a lapse (${cause}): ${describeRun(run)} with ${describeRun(other)}`);
   }
 
-  private checkRerun(run: Run, now: number): void {
+  private checkRerun(run: Run): void {
     const earlier = this.scenario.completion === 'handler' ? this.succeededRun(run) : this.succeededAttempt(run);
     if (earlier === undefined) return;
-    const cause = rerunCause(earlier, now, this.scenario);
+    const cause = rerunCause(earlier, run, this.ledger, this.scenario);
     if (cause === undefined) {
+      const acknowledged = this.ledger.acknowledged.get(handlerOf(run.delivery.id, run.handler.name));
+      const why =
+        acknowledged === undefined
+          ? 'no crash, lapse or store fault touched that attempt before this one claimed it'
+          : `its completion landed at ${formatSimTime(acknowledged)}, before this attempt claimed it`;
       this.fail(
         'succeeded-handler-rerun',
-        `${describeRun(run)} runs again although ${describeRun(earlier)} succeeded at ${formatSimTime(earlier.end ?? now)} and no crash, lapse or store fault touched that attempt`,
+        `${describeRun(run)} runs again although ${describeRun(earlier)} succeeded at ${formatSimTime(earlier.end ?? Date.now())}; ${why}`,
       );
       return;
     }
-    countRerun(this.stats, cause);
+    countExcuse(this.stats, 'rerun', cause);
     this.trace.add(
       'check',
       `rerun after ${cause === 'store' ? 'a store fault' : `a ${cause}`}: ${describeRun(run)} (succeeded before in ${describeRun(earlier)})`,
@@ -122,40 +166,48 @@ export class Invariants {
   }
 
   /**
-   * A guarded handler wrote its version: no newer version whose completion was recorded may be
-   * overwritten. Excused when the writer's attempt lapsed, or when the newer one's had lapsed by the
-   * time the writer started (paused before it advanced the version, it let the writer take the lock
-   * and read the old version).
+   * A guarded handler wrote its version: no newer version whose completion was recorded cleanly may be
+   * overwritten, unless this run's own lock was taken over after a lapse before it wrote (its write
+   * came late: without fencing, nothing stops it).
    */
   wrote(run: Run): void {
+    const now = Date.now();
+    run.lateWrite = lateWriteCause(run, now, this.ledger, this.scenario);
     const slot = slotOf(run.handler.name, run.delivery.resource);
     const acknowledged = this.ledger.maxAcknowledged.get(slot);
     if (acknowledged === undefined || acknowledged <= run.delivery.version) return;
-    const now = Date.now();
-    const newer = this.ledger.acknowledgedRun.get(slot);
-    const cause: LapseCause | undefined =
-      lapseOf(run, now, this.scenario) ?? (newer === undefined ? undefined : lapseOf(newer, run.start, this.scenario));
-    if (cause === undefined) {
+    if (run.lateWrite === undefined) {
+      const newer = this.ledger.acknowledgedRun.get(slot);
       this.fail(
         'older-version-overwrites-newer',
-        `${describeRun(run)} wrote ${run.delivery.resource} = v${run.delivery.version} over v${acknowledged}, whose handler succeeded and whose completion was recorded; no fault was injected into this attempt`,
+        `${describeRun(run)} wrote ${run.delivery.resource} = v${run.delivery.version} over v${acknowledged}${newer === undefined ? '' : ` (${describeRun(newer)})`}, whose handler succeeded and whose completion was recorded while it held the lock; this run's lock was not taken over after a lapse`,
       );
       return;
     }
-    this.stats.staleWritesAfterLapse += 1;
-    this.ledger.tainted.add(slot);
-    this.trace.add('check', `stale write after a lapse (${cause}): ${describeRun(run)} over v${acknowledged}`);
+    countExcuse(this.stats, 'late-write', run.lateWrite);
+    this.trace.add('check', `late write after a lapse (${run.lateWrite}): ${describeRun(run)} over v${acknowledged}`);
   }
 
   /** The `stale` hook: a guard skipped a delivery, which is right only when a version at least as new was written. */
   skippedAsStale(deliveryId: string, handler: string, resource: string, version: number, current: number): void {
+    countDefence(this.stats, 'stale-skip');
     const written = this.ledger.maxWritten.get(slotOf(handler, resource));
     if (written === undefined || written < version) {
       this.fail(
         'stale-skip-without-newer-state',
         `${handler} skipped ${deliveryId} (v${version}) as stale (the store's version: v${current}), but no handler ever wrote v${version} or newer of ${resource}`,
       );
+      return;
     }
+    const setBy = this.ledger.versionSetBy.get(versionKey(NAMESPACE, handler, resource, this.scenario.handlersRunIn === 'worker'));
+    if (setBy?.late === undefined || setBy.version !== current) return;
+    const key = handlerOf(deliveryId, handler);
+    if (this.ledger.notOwed.has(key)) return;
+    this.ledger.notOwed.set(key, {
+      kind: 'skipped-over-late-advance',
+      cause: setBy.late,
+      why: `its guard skipped it as stale over a late version advance to v${current} (its lock lapsed: ${setBy.late})`,
+    });
   }
 
   /**
@@ -177,6 +229,26 @@ export class Invariants {
     }
   }
 
+  /**
+   * A receiver answers every request by its deadline: handlers still running at `deadlineMs` get a 503
+   * while they go on. The bound allows for the claim before them and the record after them (each a
+   * store call, bounded by `storeTimeoutMs`), and a second for the network; a process paused meanwhile
+   * is excused, since nothing it does moves while it is.
+   */
+  answered(request: OpenRequest): void {
+    this.answerInTime(request, Date.now(), 'answered');
+  }
+
+  private answerInTime(request: OpenRequest, now: number, what: 'answered' | 'not answered yet'): void {
+    const { host, arrivedAt, label } = request;
+    if (now - arrivedAt <= answerBoundMs(this.scenario) || host.crashedAt !== undefined) return;
+    if (host.pauses.some((pause) => pause.from <= now && (pause.to ?? Number.POSITIVE_INFINITY) >= arrivedAt)) return;
+    this.fail(
+      'answer-past-deadline',
+      `${host.id} ${what} ${label} ${Math.round((now - arrivedAt) / 1000)} s after it arrived (at ${formatSimTime(arrivedAt)}); deadlineMs ${this.scenario.deadlineMs} ms, and storeTimeoutMs ${this.scenario.storeTimeoutMs} ms for the claim and the record around it`,
+    );
+  }
+
   /** The delivery's handlers that have not succeeded (nor skipped as stale), unless one threw PermanentFailure. */
   pendingHandlers(deliveryId: string): string[] {
     const { handlers } = this.scenario;
@@ -189,12 +261,21 @@ export class Invariants {
       .map((spec) => spec.name);
   }
 
-  /** After every step: every two runs going on together were judged when the later one started. */
+  /**
+   * After every step: no run belongs to a crashed receiver; every two runs going on together were
+   * judged when the later one started; and every lease the attempt of a running handler holds (its
+   * delivery's, its handlers' records, its locks) is renewed by every heartbeat (each `leaseMs / 3`,
+   * give or take a second), unless an injected fault kept its holder from renewing it (excuses.ts,
+   * explainLapse).
+   */
   step(): void {
+    const now = Date.now();
+    for (const request of this.ledger.openRequests) this.answerInTime(request, now, 'not answered yet');
     const runs = [...this.ledger.active];
     for (const run of runs) {
       if (run.host.crashedAt !== undefined)
         this.fail('run-outlives-crash', `${describeRun(run)} is still running after its receiver crashed`);
+      else this.leasesKept(run);
     }
     for (let i = 0; i < runs.length; i++) {
       for (let j = i + 1; j < runs.length; j++) {
@@ -208,54 +289,34 @@ export class Invariants {
     }
   }
 
-  /**
-   * At the end: every delivery answered 2xx was handled (in answer-fast mode: handled or dead-lettered,
-   * queue-invariants.ts), and each guarded state holds the newest version answered.
-   */
-  end(): void {
-    this.queue?.end();
-    for (const deliveryId of this.queue === undefined ? this.ledger.answered2xx : []) {
-      const pending = this.pendingHandlers(deliveryId);
-      if (pending.length > 0)
-        this.fail('answered-delivery-not-handled', `${deliveryId} was answered 2xx, but ${pending.join(', ')} never succeeded`);
-    }
-    for (const spec of this.scenario.handlers) {
-      if (!spec.guarded) continue;
-      for (const resource of new Set(this.scenario.deliveries.map((delivery) => delivery.resource))) {
-        const slot = slotOf(spec.name, resource);
-        const expected = this.newestHandled(spec.name, resource);
-        const last = this.ledger.lastWritten.get(slot);
-        if (expected === undefined || this.ledger.tainted.has(slot) || (last !== undefined && last >= expected)) continue;
-        this.fail(
-          'last-state-not-newest',
-          `${spec.name} left ${resource} = ${last === undefined ? 'nothing' : `v${last}`}, but v${expected} was answered 2xx and its handler succeeded`,
-        );
-      }
-    }
+  /** At the end of the run (end-invariants.ts). */
+  end(store: SharedStore, hosts: readonly Host[]): void {
+    new EndInvariants(this, this.scenario, this.ledger, this.stats, this.trace, this.queue).check(store, hosts);
   }
 
-  /**
-   * The newest version of `resource` answered 2xx whose `handler` succeeded (or was skipped as stale),
-   * leaving out a delivery whose last run of the handler threw PermanentFailure: it gave its change up.
-   * In answer-fast mode a 2xx says only that the job was queued: a delivery counts once its job is done,
-   * or once the handler's completion was recorded. A job dead-lettered before then gave its change up
-   * too (a write of its that was never acknowledged may have been overwritten, and no retry comes).
-   */
-  private newestHandled(handler: string, resource: string): number | undefined {
-    let newest: number | undefined;
-    for (const delivery of this.scenario.deliveries) {
-      const key = handlerOf(delivery.id, handler);
-      if (delivery.resource !== resource || !this.ledger.answered2xx.has(delivery.id)) continue;
-      if (!this.ledger.succeeded.has(key) && !this.ledger.staleSkipped.has(key)) continue;
-      if (this.queue !== undefined && !this.queue.jobDone(delivery.id) && !this.ledger.acknowledged.has(key)) continue;
-      const runs = (this.ledger.runsByDelivery.get(delivery.id) ?? []).filter(
-        (run) => run.handler.name === handler && run.result !== undefined,
+  private leasesKept(run: Run): void {
+    if (run.attempt === undefined) return;
+    const now = Date.now();
+    const { leases } = this.ledger;
+    for (const tenure of leases.ofToken(run.attempt.token)) {
+      if (tenure.end !== undefined) continue;
+      const from = leases.lastRenewal(tenure, now);
+      const due = from + heartbeatMs(this.scenario.leaseMs) + RENEWAL_SLACK_MS;
+      if (now < due || this.judgedLapses.get(tenure) === from) continue;
+      this.judgedLapses.set(tenure, from);
+      const cause = explainLapse(tenure, { from, at: due }, this.ledger, this.scenario);
+      if (cause !== undefined) continue;
+      this.fail(
+        'lease-not-renewed',
+        `${describeRun(run)} is running, but its attempt's lease on ${tenure.key.slice(NAMESPACE.length)} was last renewed at ${formatSimTime(from)}, a heartbeat (leaseMs / 3 = ${heartbeatMs(this.scenario.leaseMs)} ms) and more ago, and nothing the simulation injected kept ${tenure.host.id} from renewing it`,
       );
-      if (runs.at(-1)?.result === 'permanent') continue;
-      newest = Math.max(newest ?? 0, delivery.version);
     }
-    return newest;
   }
+}
+
+/** How long after a request arrives its answer may come: the deadline, a claim before it and a record after it, a second's slack. */
+function answerBoundMs(scenario: Scenario): number {
+  return scenario.deadlineMs + 2 * scenario.storeTimeoutMs + 1_000;
 }
 
 function sameGuard(a: Run, b: Run): boolean {
@@ -264,14 +325,4 @@ function sameGuard(a: Run, b: Run): boolean {
 
 function pairOf(a: Run, b: Run): string {
   return a.id < b.id ? `${a.id}/${b.id}` : `${b.id}/${a.id}`;
-}
-
-function countRerun(stats: SimStats, cause: RerunCause): void {
-  if (cause === 'crash') stats.rerunsAfterCrash += 1;
-  else if (cause === 'lapse') stats.rerunsAfterLapse += 1;
-  else stats.rerunsAfterStoreFault += 1;
-}
-
-export function describeRun(run: Run): string {
-  return `${run.handler.name} of ${run.delivery.id} (${run.delivery.resource} v${run.delivery.version}) on ${run.host.id}`;
 }

@@ -34,6 +34,8 @@ export interface Handover {
   stalledAt: number | undefined;
   /** For a failed try: what really failed in it (excuses.ts, `tryFailure`), or undefined when nothing did. */
   failure: string | undefined;
+  /** Whether the queue got its answer in time and it spends a try (a failure, or a dead letter). */
+  spendsTry: boolean;
 }
 
 /** A job from when it was added (or revived) to its dead letter, if it got one. */
@@ -54,12 +56,15 @@ export interface JobRecord {
   last: MemoryJob | undefined;
   /** Hand-overs neither settled nor taken back yet. */
   readonly open: Set<Handover>;
+  /** The queue's count of tries last found above the tries really spent, so it is reported once. */
+  miscounted: number;
 }
 
 export type JobEvent =
   | { readonly kind: 'added' | 'revived' | 'completed'; readonly job: JobRecord }
   | { readonly kind: 'dead'; readonly job: JobRecord; readonly life: JobLife; readonly snapshot: MemoryJob }
-  | { readonly kind: 'stalled'; readonly job: JobRecord; readonly handover: Handover };
+  | { readonly kind: 'stalled'; readonly job: JobRecord; readonly handover: Handover }
+  | { readonly kind: 'miscounted'; readonly job: JobRecord; readonly life: JobLife; readonly snapshot: MemoryJob; readonly spent: number };
 
 export class JobLedger {
   readonly jobs = new Map<string, JobRecord>();
@@ -80,6 +85,7 @@ export class JobLedger {
           lives: [{ from: now, handovers: [], deadAt: undefined, deadReason: undefined }],
           last: undefined,
           open: new Set(),
+          miscounted: 0,
         };
         this.jobs.set(job.id, job);
         this.onEvent({ kind: 'added', job });
@@ -104,6 +110,13 @@ export class JobLedger {
         this.onEvent({ kind: 'dead', job, life, snapshot });
       }
       if (snapshot.state === 'completed' && previous?.state !== 'completed') this.onEvent({ kind: 'completed', job });
+      // The queue's count of tries against the hand-overs that really spent one since the job was (re)enqueued.
+      const life = job.lives.at(-1) as JobLife;
+      const spent = life.handovers.filter((handover) => handover.spendsTry).length;
+      if (snapshot.attemptsMade > spent && snapshot.attemptsMade !== job.miscounted) {
+        job.miscounted = snapshot.attemptsMade;
+        this.onEvent({ kind: 'miscounted', job, life, snapshot, spent });
+      }
     }
   }
 
@@ -124,6 +137,7 @@ export class JobLedger {
       settledAt: undefined,
       stalledAt: undefined,
       failure: undefined,
+      spendsTry: false,
     };
     (record.lives.at(-1) as JobLife).handovers.push(handover);
     record.open.add(handover);
@@ -135,7 +149,9 @@ export class JobLedger {
     handover.settledAt = Date.now();
     handover.result = result;
     handover.reason = reason;
-    return handover.job.open.delete(handover);
+    const inTime = handover.job.open.delete(handover);
+    handover.spendsTry = inTime && (result === 'failed' || result === 'dead');
+    return inTime;
   }
 
   /** The current life of a delivery's job, if the queue ever held it. */

@@ -34,3 +34,27 @@ export function concerns(info: KeyInfo, deliveryId: string, handler: string | un
     return info.resource === resource && (handler === undefined || info.handler === handler);
   return false;
 }
+
+/** The prefix of the keys the handlers' outcome is recorded under: the receipt's, or (answer-fast mode) the worker's. */
+function prefix(namespace: string, work: boolean): string {
+  return work ? `${namespace}work:` : namespace;
+}
+
+/** A delivery's record, as the receiver names it (store-keys.ts). */
+export function deliveryKey(namespace: string, deliveryId: string, work: boolean): string {
+  return `${prefix(namespace, work)}${deliveryId}`;
+}
+
+/** A named handler's record of a delivery. */
+export function recordKey(namespace: string, deliveryId: string, handler: string, work: boolean): string {
+  return `${deliveryKey(namespace, deliveryId, work)}#${handler}`;
+}
+
+/** An ordering guard's lock, and its version record, for one resource. */
+export function lockKey(namespace: string, handler: string, resource: string, work: boolean): string {
+  return `${prefix(namespace, work)}order:${handler}:lock:${resource}`;
+}
+
+export function versionKey(namespace: string, handler: string, resource: string, work: boolean): string {
+  return `${prefix(namespace, work)}order:${handler}:version:${resource}`;
+}

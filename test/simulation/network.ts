@@ -8,6 +8,8 @@
  * - `slow`: the answer comes after storeTimeoutMs (the caller has given up); the call lands early, or
  *   only then;
  * - `hang`: no answer ever; the call lands, lands much later, or never;
+ *   a call that lands late lands up to 5 s after the caller gave up, or (`rates.minutesLate`) 1–10 min
+ *   later, as a client that queued it while disconnected would send it;
  * - `crash` (when `crashAfter`): the call lands and the caller crashes before it sees the answer.
  *
  * Answers pass the caller's gate: one that arrives while it is paused waits, and a crashed caller
@@ -20,8 +22,8 @@ import type { StoreFaultKind } from './ledger';
 export interface RemoteCall<T> {
   /** Performs the call on the shared server (it landed); may throw, which the caller gets as the answer. */
   readonly land: () => T;
-  /** Records an injected fault: its kind, and whether the call landed in time all the same. */
-  readonly fault: (kind: StoreFaultKind, landedInTime: boolean) => void;
+  /** Records an injected fault: its kind, whether the call landed in time all the same, and whether it lands minutes late. */
+  readonly fault: (kind: StoreFaultKind, landedInTime: boolean, minutesLate?: boolean) => void;
   /** The caller crashes once the call landed (drawn by the caller: it may also answer synchronously). */
   readonly crashAfter: boolean;
   /** The server and the operation, for the errors the caller gets: `store`, `claim`. */
@@ -38,9 +40,10 @@ export function overTheNetwork<T>(context: SimContext, host: Incarnation, call: 
   const back = random.int(0, 20);
   const landsLate = random.chance(0.5);
   const neverLands = fault === 'hang' && !landsLate && random.chance(0.5);
-  const lateBy = scenario.storeTimeoutMs + random.int(1, 5000);
+  const minutesLate = (fault === 'slow' || fault === 'hang') && landsLate && random.chance(scenario.rates.minutesLate);
+  const lateBy = minutesLate ? random.int(60_000, 600_000) : scenario.storeTimeoutMs + random.int(1, 5000);
   const landsInTime = fault === 'lost' || ((fault === 'slow' || fault === 'hang') && !landsLate && !neverLands);
-  if (fault !== undefined) call.fault(fault, landsInTime);
+  if (fault !== undefined) call.fault(fault, landsInTime, minutesLate);
   else if (call.crashAfter) call.fault('crash', true);
   return new Promise<T>((resolve, reject) => {
     const answer = (after: number, settle: () => void) => setTimeout(() => host.gate(settle), after);

@@ -5,10 +5,12 @@
  * - `2xx-before-durably-enqueued`: a receiver answers 2xx only once the queue holds the delivery's job,
  *   and not as a dead letter it held before the request arrived (a replay of a dead-lettered delivery
  *   must put it back);
- * - `dead-letter-without-failure`: a job is dead-lettered only when each of its tries really failed
- *   (a handler threw, a store call was made to fail, its handlers ran to maxRunMs, its worker was
- *   paused), or a handler threw PermanentFailure, or it was corrupt, or it stalled more than
- *   `maxStalls` times; a wait for a busy resource is not a try;
+ * - `try-spent-without-failure`: a worker gives a try back as failed (spending it) only when something
+ *   really failed in it (a handler threw, a store call was made to fail, its handlers ran to maxRunMs,
+ *   its worker was paused); a wait for a busy resource, or for another attempt, is no failure;
+ * - `dead-letter-without-failure`: a job is dead-lettered only when each of its tries really failed,
+ *   or a handler threw PermanentFailure, or it was corrupt, or it stalled more than `maxStalls` times
+ *   (why the queue dead-lettered it is read from the job's `deadKind`, never from its message);
  * - `job-stalled-on-live-worker`: the queue takes a job back only from a worker that crashed or was
  *   paused (a live worker settles every job it was handed, by maxRunMs at the latest);
  * - at the end, `answered-delivery-lost`: every delivery answered 2xx ends handled or dead-lettered
@@ -19,6 +21,7 @@ import { tryFailure } from './excuses';
 import type { Invariants } from './invariants';
 import { CORRUPT_JOB_ID, type Handover, type JobEvent, type JobLedger, type JobLife, type JobRecord } from './job-ledger';
 import type { Ledger } from './ledger';
+import type { MemoryJob } from '@hookline/testing';
 import type { QueueSetup, Scenario } from './scenario';
 import { formatSimTime } from './sim-clock';
 import { countQueue, type SimStats } from './stats';
@@ -57,20 +60,23 @@ export class QueueInvariants {
     }
   }
 
-  /** A worker gave a try back as failed: record what really failed in it. */
+  /** A worker gave a try back as failed, spending it: something must really have failed in it. */
   tryFailed(handover: Handover): void {
     const now = Date.now();
     handover.failure = tryFailure(handover, this.ledger, this.scenario, now);
     if (handover.failure !== undefined) return;
-    countQueue(this.stats, 'try-failed-without-failure');
-    this.trace.add('check', `try ${handover.attempt} of ${handover.job.id} on ${handover.host.id} failed, but nothing failed in it`);
+    this.checks.fail(
+      'try-spent-without-failure',
+      `${handover.host.id} gave try ${handover.attempt} of ${handover.job.id} (handed over at ${formatSimTime(handover.at)}) back as failed (${handover.reason}), but nothing failed in it: no handler threw, no store call of it was made to fail, it did not run to maxRunMs and its worker was not paused`,
+    );
   }
 
   /** What the job ledger saw change in the queue. */
   event(event: JobEvent): void {
     const { job } = event;
     if (event.kind === 'stalled') this.stalled(job, event.handover);
-    else if (event.kind === 'dead') this.deadLettered(job, event.life, event.snapshot.lastError, event.snapshot.attemptsMade);
+    else if (event.kind === 'miscounted') this.miscounted(job, event.life, event.snapshot, event.spent);
+    else if (event.kind === 'dead') this.deadLettered(job, event.life, event.snapshot);
     else this.changed(job, event.kind);
   }
 
@@ -94,8 +100,16 @@ export class QueueInvariants {
     );
   }
 
-  private deadLettered(job: JobRecord, life: JobLife, reason: string, attemptsMade: number): void {
-    const kind = reasonKind(reason);
+  /** The queue counts more tries than its workers spent: it spent one on a hand-over that did not fail (a wait). */
+  private miscounted(job: JobRecord, life: JobLife, snapshot: MemoryJob, spent: number): void {
+    this.checks.fail(
+      'try-spent-without-failure',
+      `the queue counts ${snapshot.attemptsMade} tries of ${job.id} since ${formatSimTime(life.from)}, but only ${spent} of its hand-overs failed; its hand-overs: ${describeHandovers(life.handovers)}`,
+    );
+  }
+
+  private deadLettered(job: JobRecord, life: JobLife, snapshot: MemoryJob): void {
+    const { lastError: reason, attemptsMade, deadKind: kind } = snapshot;
     countQueue(this.stats, `dead-letter-${kind}`);
     this.trace.add('queue', `dead-letters ${job.id} (${attemptsMade} tries counted): ${reason}`);
     const fail = (why: string) => this.checks.fail('dead-letter-without-failure', `${job.id} was dead-lettered (${reason}), but ${why}`);
@@ -103,8 +117,12 @@ export class QueueInvariants {
       if (kind !== 'corrupt') fail('it is the corrupt job, which must be dead-lettered as such');
       return;
     }
-    if (kind === 'corrupt') {
-      fail("its job was the receiver's own, never corrupt");
+    if (kind === 'corrupt' || kind === 'unhandled') {
+      fail(kind === 'corrupt' ? "its job was the receiver's own, never corrupt" : 'every job has a handler');
+      return;
+    }
+    if (kind === undefined) {
+      fail('the queue kept no reason for it (deadKind)');
       return;
     }
     const last = life.handovers.filter((handover) => handover.stalledAt === undefined).at(-1);
@@ -164,15 +182,6 @@ export class QueueInvariants {
     if (corrupt !== undefined && corrupt.last?.state !== 'dead')
       this.checks.fail('dead-letter-without-failure', `the corrupt job ended the run ${corrupt.last?.state}, not dead-lettered`);
   }
-}
-
-type ReasonKind = 'permanent' | 'corrupt' | 'stalled' | 'tries';
-
-function reasonKind(reason: string): ReasonKind {
-  if (reason.startsWith('PermanentFailure')) return 'permanent';
-  if (reason.startsWith('corrupt job')) return 'corrupt';
-  if (reason.startsWith('stalled')) return 'stalled';
-  return 'tries';
 }
 
 function describeHandovers(handovers: readonly Handover[]): string {

@@ -8,13 +8,13 @@
  * graceful shutdown closes its worker (`close()`, which hands back what has not finished within
  * closeTimeoutMs), after which the process exits, or lives on and starts a new worker later.
  */
-import { createReceiver } from '@hookline/core';
 import type { DeliveryQueue } from '@hookline/core/adapter';
-import { SECRET, type SimContext } from './context';
+import { NAMESPACE, SECRET, type SimContext } from './context';
 import { FaultQueue } from './fault-queue';
 import { FaultStore, type SharedStore } from './fault-store';
 import { simHandler } from './handlers';
 import { Incarnation, type SimEvents } from './incarnation';
+import { lockKey } from './keys';
 import { handlerOf } from './ledger';
 import type { HandlerSpec } from './modes';
 import type { Prng } from './prng';
@@ -28,8 +28,9 @@ interface SimOptions {
 }
 
 export class Receivers {
-  /** The current process of each slot. */
+  /** The current process of each slot, and every process that ever ran. */
   readonly slots: Incarnation[] = [];
+  readonly all: Incarnation[] = [];
   private readonly starts: number[] = [];
 
   constructor(
@@ -48,8 +49,9 @@ export class Receivers {
     const role = scenario.queue?.roles[slot] ?? 'web';
     const host = new Incarnation(`${String.fromCharCode(65 + slot)}${count}`, slot, role !== 'worker');
     this.slots[slot] = host;
+    this.all.push(host);
     if (this.sharedQueue !== undefined) host.queue = new FaultQueue(this.context, host, this.sharedQueue);
-    const receiver = createReceiver<SimEvents>({
+    const receiver = this.context.core.createReceiver<SimEvents>({
       secret: SECRET,
       store: new FaultStore(this.context, host, this.shared),
       completion: scenario.completion,
@@ -68,7 +70,11 @@ export class Receivers {
       const planned = this.context.delivery(delivery.deliveryId);
       trace.add(host.id, `${handler} skips ${delivery.deliveryId} as stale (v${version}, store has v${current})`);
       ledger.staleSkipped.add(handlerOf(delivery.deliveryId, handler));
-      ledger.attemptOf(host, delivery.deliveryId)?.staleSkips.add(handler);
+      // The attempt that skipped it holds the guard's lock (one process may run two attempts of a delivery).
+      const lock = ledger.leases.lastOf(lockKey(NAMESPACE, handler, planned.resource, scenario.handlersRunIn === 'worker'), host);
+      const attempt =
+        (lock === undefined ? undefined : ledger.attemptsByToken.get(lock.token)) ?? ledger.attemptOf(host, delivery.deliveryId);
+      attempt?.staleSkips.add(handler);
       invariants.skippedAsStale(delivery.deliveryId, handler, planned.resource, version, current);
     });
     for (const spec of scenario.handlers) receiver.on('resource.updated', simHandler(this.context, host, spec), this.options(spec));
@@ -143,11 +149,11 @@ export class Receivers {
   }
 
   /** Pauses the slot's process (false when it is down or paused already). */
-  pause(slot: number, durationMs: number): boolean {
+  pause(slot: number, durationMs: number, why?: string): boolean {
     const host = this.slots[slot] as Incarnation;
     if (host.crashed || host.paused) return false;
     host.pause(Date.now());
-    this.context.trace.add(host.id, `PAUSES for ${durationMs} ms`);
+    this.context.trace.add(host.id, `PAUSES for ${durationMs} ms${why === undefined ? '' : ` ${why}`}`);
     setTimeout(() => {
       if (host.crashed) return;
       this.context.trace.add(host.id, 'resumes');

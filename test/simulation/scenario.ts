@@ -38,7 +38,18 @@ export interface FaultRates {
   readonly overrunHandler: number;
   /** A handler run that writes its state, and its receiver crashes before the handler returns. */
   readonly crashAfterWrite: number;
-  /** An attempt the service sends twice, to two receivers. */
+  /** A handler run that writes its state, and its receiver pauses past its lease before the handler returns. */
+  readonly pauseAfterWrite: number;
+  /**
+   * A handler run that writes its state, and its process's store connection then stalls for 1.2–1.8 ×
+   * storeTimeoutMs: each call on it hangs, and lands when it recovers or (mostly) minutes later.
+   */
+  readonly stallAfterWrite: number;
+  /** Of the guarded handler runs that throw: one that writes its state first. */
+  readonly writeThenThrow: number;
+  /** Of the store calls that land late: one that lands minutes late (a client that queued it while disconnected). */
+  readonly minutesLate: number;
+  /** An attempt the service sends twice, to two receivers (the copy at once, or up to 90 s later, as a repeat would come). */
   readonly duplicateCopy: number;
   /** A replay of a delivery the service got a 2xx for, and of one it gave up on. */
   readonly replayCompleted: number;
@@ -68,6 +79,20 @@ export interface QueueSetup {
   readonly corruptJobAt: number | undefined;
 }
 
+/**
+ * A stretch of time in which the store cannot be reached, by one receiver process (a network
+ * partition of its host) or by all of them (the store is down, or failing over): its calls are
+ * `refused` at once (they never land), or hang in a `partition` (no answer ever comes; a call lands
+ * when the partition heals, or never).
+ */
+export interface StoreOutage {
+  readonly at: number;
+  readonly durationMs: number;
+  /** The receiver slot cut off, or undefined for every receiver. */
+  readonly slot: number | undefined;
+  readonly kind: 'refused' | 'partition';
+}
+
 export interface Scenario extends ModeSetup {
   readonly seed: number;
   readonly receivers: number;
@@ -80,6 +105,15 @@ export interface Scenario extends ModeSetup {
   readonly pauses: readonly { at: number; slot: number; durationMs: number }[];
   /** A downstream outage: the handlers of one resource's deliveries throw until `untilMs` (long enough for the service to give up). */
   readonly outage: { resource: string; untilMs: number } | undefined;
+  /** Stretches in which the store cannot be reached, by one receiver or by all. */
+  readonly storeOutages: readonly StoreOutage[];
+  /** Whether the first resource's versions come as a burst: three to eight within a few seconds. */
+  readonly burst: boolean;
+  /**
+   * A burst whose first guarded run to write pauses its process past its lease (`pauseMs`) before the
+   * receiver sees it return: its version advance waits while the other versions take the lock.
+   */
+  readonly contention: { readonly resource: string; readonly pauseMs: number } | undefined;
   readonly rates: FaultRates;
   /** Answer-fast mode only. */
   readonly queue: QueueSetup | undefined;
@@ -93,8 +127,13 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
   const receivers = random.int(2, 4);
   const leaseMs = random.pick([30 * SECOND, 12 * SECOND]);
   const maxRunMs = random.pick([5 * MINUTE, 90 * SECOND]);
-  // Answer-fast mode often sends a burst of one resource's versions: its jobs meet at the resource's lock.
-  const deliveries = planDeliveries(random, answerFast && random.chance(0.5));
+  // Answer-fast and ordered modes often send a burst of one resource's versions: they meet at the resource's lock.
+  const burst = (answerFast || mode === 'ordered') && random.chance(0.5);
+  // Most bursts pause the first holder of the resource's lock (its oldest version, sent first) past its
+  // lease, right after its write: the newer ones take the lock meanwhile (their first sends spread over
+  // a few leases), and its version advance lands after theirs.
+  const contended = burst && random.chance(0.7);
+  const deliveries = planDeliveries(random, burst, contended, contended ? 4 * leaseMs : 3 * SECOND);
   const resources = [...new Set(deliveries.map((delivery) => delivery.resource))];
   const crashes = Array.from({ length: random.int(0, 2) }, () => ({
     at: random.int(0, 12 * MINUTE),
@@ -116,15 +155,26 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
     crashAfterStoreCall: random.pick([0, 0.003, 0.01]),
     handlerThrow: random.pick([0, 0.05, 0.15]),
     handlerPermanent: random.pick([0, 0, 0.03]),
-    longHandler: random.pick([0.03, 0.1, 0.2]),
+    longHandler: random.pick([0.05, 0.1, 0.2]),
     overrunHandler: random.pick([0, 0.01, 0.03]),
     crashAfterWrite: random.pick([0, 0.02]),
-    duplicateCopy: random.pick([0, 0.1, 0.25]),
+    pauseAfterWrite: random.pick([0, 0.05, 0.15]),
+    writeThenThrow: random.pick([0, 0.5]),
+    stallAfterWrite: random.pick([0, 0.05, 0.15]),
+    minutesLate: random.pick([0, 0.3]),
+    duplicateCopy: random.pick([0.25, 0.5]),
     replayCompleted: 0.2,
     replayAbandoned: 0.8,
     replayDeadLetter: 0.6,
   };
   const queue = answerFast ? planQueue(random, receivers, maxRunMs) : undefined;
+  const contention = contended ? { resource: 'r0', pauseMs: Math.round(leaseMs * (2 + random.next() * 3)) } : undefined;
+  const storeOutages = Array.from({ length: random.pick([0, 0, 1, 2]) }, () => ({
+    at: random.int(0, 12 * MINUTE),
+    durationMs: random.int(2 * SECOND, 3 * leaseMs),
+    slot: random.chance(0.3) ? undefined : random.int(0, receivers - 1),
+    kind: random.pick(['refused', 'partition'] as const),
+  }));
   return {
     ...setup,
     seed,
@@ -137,6 +187,9 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
     crashes,
     pauses,
     outage,
+    storeOutages,
+    burst,
+    contention,
     rates,
     queue,
   };
@@ -173,9 +226,11 @@ function planQueue(random: Prng, receivers: number, maxRunMs: number): QueueSetu
 
 /**
  * One to three resources, two to five versions each (ten deliveries at most), timestamps increasing per
- * resource. With `burst`, the first resource gets three to eight versions within a few seconds.
+ * resource. With `burst`, the first resource gets three to eight versions within a few seconds, each
+ * first sent within `spread` of its timestamp; with `contended`, its first version is sent first and
+ * the others from a second to `spreadMs` after their timestamps.
  */
-function planDeliveries(random: Prng, burst = false): PlannedDelivery[] {
+function planDeliveries(random: Prng, burst: boolean, contended: boolean, spreadMs: number): PlannedDelivery[] {
   const deliveries: PlannedDelivery[] = [];
   const resources = random.int(1, 3);
   for (let r = 0; r < resources; r++) {
@@ -190,7 +245,7 @@ function planDeliveries(random: Prng, burst = false): PlannedDelivery[] {
           resource: `r${r}`,
           version,
           timestampMs: at,
-          firstSendAt: at + random.int(0, 3 * SECOND),
+          firstSendAt: at + (contended ? (version === 1 ? 0 : random.int(SECOND, spreadMs)) : random.int(0, spreadMs)),
         });
         continue;
       }

@@ -88,12 +88,17 @@ export class Service {
     trace.add('svc', `sends ${label} (${delivery.resource} v${delivery.version}) to ${target.id}`);
     this.send(target, delivery, label, settle);
     if (random.chance(scenario.rates.duplicateCopy)) {
-      const copy = this.receivers.pick(random, target);
-      if (copy !== undefined) {
+      // At once (two copies of one attempt), or later, as a repeat would come while the first may still run.
+      const after = random.chance(0.5) ? 0 : random.int(1_000, 90_000);
+      const sendCopy = () => {
+        const copy = this.receivers.pick(random, target);
+        if (copy === undefined) return;
         stats.attempts += 1;
-        trace.add('svc', `sends a duplicate copy of ${label} to ${copy.id}`);
+        trace.add('svc', `sends a duplicate copy of ${label} to ${copy.id}${after === 0 ? '' : `, ${after} ms after it`}`);
         this.send(copy, delivery, `copy of ${label}`, () => {});
-      }
+      };
+      if (after === 0) sendCopy();
+      else setTimeout(sendCopy, after);
     }
   }
 
@@ -104,12 +109,19 @@ export class Service {
       () =>
         host.gate(() => {
           const arrivedAt = Date.now();
+          const request = { host, arrivedAt, label };
+          this.context.ledger.openRequests.add(request);
           void host.receiver.handle(this.input(delivery)).then((answer) => {
+            this.context.ledger.openRequests.delete(request);
             if (host.crashed) return;
+            invariants.answered(request);
             const ok = answer.status >= 200 && answer.status < 300;
             trace.add(host.id, `answers ${answer.status}${reason(answer)} to ${label}`);
             if (ok) {
               stats.answered2xx += 1;
+              const kinds = this.context.ledger.answers.get(delivery.id) ?? new Set<string>();
+              kinds.add(answerKind(answer));
+              this.context.ledger.answers.set(delivery.id, kinds);
               invariants.answered2xx(delivery.id, answer.status, host.id, arrivedAt);
             }
             host.gate(() => setTimeout(() => onAnswer(answer.status), random.int(1, 30)));
@@ -141,6 +153,12 @@ export class Service {
     }
     this.pending -= 1;
   }
+}
+
+/** What a 2xx said: the delivery was handled, is a duplicate, failed for good (PermanentFailure), or was queued. */
+function answerKind(answer: ReceiverAnswer): string {
+  const body = JSON.parse(answer.body) as { duplicate?: boolean; failed?: boolean; queued?: boolean };
+  return body.duplicate ? 'duplicate' : body.failed ? 'failed' : body.queued ? 'queued' : 'handled';
 }
 
 function reason(answer: ReceiverAnswer): string {

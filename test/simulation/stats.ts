@@ -11,11 +11,10 @@ export interface SimStats {
   faults: Record<string, number>;
   /** Answer-fast mode: what the queue and its workers did, by kind (enqueues, tries by result, dead letters by reason, stalls). */
   queue: Record<string, number>;
-  rerunsAfterCrash: number;
-  rerunsAfterLapse: number;
-  rerunsAfterStoreFault: number;
-  overlapsAfterLapse: number;
-  staleWritesAfterLapse: number;
+  /** Broken rules the protocol exempts, by kind and cause (excuses.ts): `overlap-after-lapse (pause)`. */
+  excuses: Record<string, number>;
+  /** How often each defence of the protocol acted (a claim refused as busy, a stale skip, an older version refused, …). */
+  defences: Record<string, number>;
   steps: number;
 }
 
@@ -28,11 +27,8 @@ export function emptyStats(): SimStats {
     abandoned: 0,
     faults: {},
     queue: {},
-    rerunsAfterCrash: 0,
-    rerunsAfterLapse: 0,
-    rerunsAfterStoreFault: 0,
-    overlapsAfterLapse: 0,
-    staleWritesAfterLapse: 0,
+    excuses: {},
+    defences: {},
     steps: 0,
   };
 }
@@ -41,13 +37,33 @@ export function countFault(stats: SimStats, kind: string): void {
   stats.faults[kind] = (stats.faults[kind] ?? 0) + 1;
 }
 
+/** An excuse used: its kind (`rerun`, `overlap-after-lapse`, …) and cause (`crash`, `pause`, …). */
+export function countExcuse(stats: SimStats, kind: string, cause: string): void {
+  const key = `${kind} (${cause})`;
+  stats.excuses[key] = (stats.excuses[key] ?? 0) + 1;
+}
+
+/** Counts summed by what comes before ` (`: an excuse's kind over all its causes. */
+export function byKind(record: Record<string, number>): Record<string, number> {
+  const kinds: Record<string, number> = {};
+  for (const [key, count] of Object.entries(record)) {
+    const kind = key.replace(/ \(.*\)$/, '');
+    kinds[kind] = (kinds[kind] ?? 0) + count;
+  }
+  return kinds;
+}
+
+export function countDefence(stats: SimStats, kind: string): void {
+  stats.defences[kind] = (stats.defences[kind] ?? 0) + 1;
+}
+
 export function countQueue(stats: SimStats, kind: string): void {
   stats.queue[kind] = (stats.queue[kind] ?? 0) + 1;
 }
 
 export function addStats(total: SimStats, run: SimStats): void {
   for (const key of Object.keys(total) as (keyof SimStats)[]) {
-    if (key === 'faults' || key === 'queue') {
+    if (key === 'faults' || key === 'queue' || key === 'excuses' || key === 'defences') {
       for (const [kind, count] of Object.entries(run[key])) total[key][kind] = (total[key][kind] ?? 0) + count;
     } else total[key] += run[key];
   }
@@ -70,10 +86,7 @@ export function formatStats(stats: SimStats): string {
     `steps ${stats.steps}`,
     `faults: ${faults || 'none'}`,
     ...queue,
-    `reruns after crash ${stats.rerunsAfterCrash}`,
-    `reruns after lapse ${stats.rerunsAfterLapse}`,
-    `reruns after store fault ${stats.rerunsAfterStoreFault}`,
-    `overlaps after lapse ${stats.overlapsAfterLapse}`,
-    `stale writes after lapse ${stats.staleWritesAfterLapse}`,
+    `defences: ${counts(stats.defences) || 'none'}`,
+    `excuses: ${counts(stats.excuses) || 'none'}`,
   ].join('; ');
 }

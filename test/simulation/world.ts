@@ -4,20 +4,24 @@
  * simulated time one timer at a time, lets every promise chain that timer started finish, then checks
  * the invariants: one step.
  */
-import { memoryStore } from '@hookline/core';
+import * as realCore from '@hookline/core';
 import { type MemoryQueue, memoryQueue } from '@hookline/testing';
-import type { SimContext } from './context';
+import type { SimContext, SimCore } from './context';
+import type { SharedStore } from './fault-store';
 import { InvariantViolation, Invariants } from './invariants';
 import { CORRUPT_JOB_ID, CORRUPT_JOB_TEXT, JobLedger } from './job-ledger';
 import { type Host, Ledger } from './ledger';
 import { type ModeName, modeOf } from './modes';
 import { sharedQueue, sharedStore } from './mutants';
+import { isReceiverMutant } from './receiver-mutants';
+import { mutatedCoreSpecifier } from './source-mutants';
 import { Prng } from './prng';
 import { QueueInvariants } from './queue-invariants';
+import { StoreInvariants } from './store-invariants';
 import { Receivers } from './receivers';
-import { type PlannedDelivery, planScenario, type Scenario } from './scenario';
+import { type PlannedDelivery, planScenario, type Scenario, type StoreOutage } from './scenario';
 import { Service } from './service';
-import { drainMicrotasks, installClock } from './sim-clock';
+import { drainMicrotasks, installClock, SIM_EPOCH } from './sim-clock';
 import { countFault, emptyStats, type SimStats } from './stats';
 import { Trace } from './trace';
 
@@ -44,7 +48,7 @@ export interface RunResult {
 
 class World implements SimContext {
   readonly random: Prng;
-  readonly ledger = new Ledger();
+  readonly ledger: Ledger;
   readonly stats = emptyStats();
   readonly trace = new Trace();
   readonly invariants: Invariants;
@@ -55,13 +59,20 @@ class World implements SimContext {
   readonly jobs: JobLedger;
   private readonly deliveries: Map<string, PlannedDelivery>;
   private pointCrashes = 0;
+  private contentionTaken = false;
+  /** The store every receiver shares (the memory store, or a mutant of it): the end-of-run probes read it. */
+  private readonly store: SharedStore;
 
   constructor(
     readonly scenario: Scenario,
     mutant: string | undefined,
+    readonly core: SimCore,
   ) {
+    this.store = sharedStore(core.memoryStore(), mutant);
     this.random = new Prng(scenario.seed, 1);
+    this.ledger = new Ledger(scenario.leaseMs);
     this.invariants = new Invariants(scenario, this.ledger, this.stats, this.trace);
+    this.invariants.store = new StoreInvariants(this.invariants, scenario, this.ledger, this.stats, this.trace, this.store);
     this.deliveries = new Map(scenario.deliveries.map((delivery) => [delivery.id, delivery]));
     const setup = scenario.queue;
     this.queue =
@@ -74,7 +85,7 @@ class World implements SimContext {
             maxStalls: setup.maxStalls,
           });
     this.jobs = new JobLedger(this.queue ?? memoryQueue());
-    this.receivers = new Receivers(this, sharedStore(memoryStore(), mutant), this.queue && sharedQueue(this.queue, mutant));
+    this.receivers = new Receivers(this, this.store, this.queue && sharedQueue(this.queue, mutant));
     this.service = new Service(this, this.receivers);
     if (setup !== undefined) {
       const checks = new QueueInvariants(scenario, setup, this.ledger, this.jobs, this.invariants, this.stats, this.trace);
@@ -97,6 +108,34 @@ class World implements SimContext {
     if (incarnation === undefined || incarnation.crashed) return;
     countFault(this.stats, 'crash');
     this.receivers.crash(incarnation, why, this.random.int(0, 60_000));
+  }
+
+  storeOutage(host: Host): StoreOutage | undefined {
+    const at = Date.now() - SIM_EPOCH;
+    const slot = this.receivers.all.find((incarnation) => incarnation === host)?.slot;
+    return this.scenario.storeOutages.find(
+      (outage) => outage.at <= at && at < outage.at + outage.durationMs && (outage.slot === undefined || outage.slot === slot),
+    );
+  }
+
+  pause(host: Host, durationMs: number, why: string): void {
+    const incarnation = this.receivers.slots.find((slot) => slot === host);
+    if (incarnation === undefined || !this.receivers.pause(incarnation.slot, durationMs, why)) return;
+    countFault(this.stats, 'pause-after-write');
+  }
+
+  stall(host: Host, durationMs: number, why: string): void {
+    const incarnation = this.receivers.slots.find((slot) => slot === host);
+    if (incarnation === undefined || incarnation.crashed) return;
+    incarnation.stalledUntil = Date.now() + durationMs;
+    countFault(this.stats, 'store-stall-after-write');
+    this.trace.add(host.id, `its store connection STALLS for ${durationMs} ms ${why}`);
+  }
+
+  takeContention(): boolean {
+    if (this.contentionTaken) return false;
+    this.contentionTaken = true;
+    return true;
   }
 
   mayCrashNow(probability: number): boolean {
@@ -144,6 +183,16 @@ class World implements SimContext {
         this.receivers.crash(host, 'at a random moment', crash.restartAfterMs);
       }, crash.at);
     }
+    for (const outage of scenario.storeOutages) {
+      setTimeout(() => {
+        countFault(this.stats, `store-outage-${outage.kind}`);
+        const who = outage.slot === undefined ? 'any receiver' : `slot ${String.fromCharCode(65 + outage.slot)}`;
+        this.trace.add(
+          'world',
+          `the store cannot be reached by ${who} for ${outage.durationMs} ms (${outage.kind === 'refused' ? 'calls refused' : 'a partition: calls hang, and land when it heals or never'})`,
+        );
+      }, outage.at);
+    }
     for (const pause of scenario.pauses) {
       setTimeout(() => {
         if (this.receivers.pause(pause.slot, pause.durationMs)) countFault(this.stats, 'pause');
@@ -162,7 +211,7 @@ class World implements SimContext {
         this.invariants.fail('run-never-settles', `the run did not settle within ${MAX_STEPS} steps: ${this.unsettled()}`);
       }
     }
-    if (this.invariants.violation === undefined) this.invariants.end();
+    if (this.invariants.violation === undefined) this.invariants.end(this.store, this.receivers.all);
     this.stats.seeds = 1;
     this.stats.deliveries = scenario.deliveries.length;
     this.stats.steps = this.trace.steps;
@@ -196,19 +245,33 @@ class World implements SimContext {
 /** Runs one seed with the clock faked and Math.random drawn from the seed, and restores both. */
 export async function runSeed(seed: number, options: RunOptions = {}): Promise<RunResult> {
   const scenario = planScenario(seed, options.mode ?? modeOf(seed));
+  const core = await coreFor(options.mutant);
   const jitter = new Prng(seed, 2);
   const random = Math.random;
   const clock = installClock();
   // Core draws jitter from Math.random (answer-fast mode's retry delays): the seed's own stream keeps it replayable.
   Math.random = () => jitter.next();
   try {
-    const world = new World(scenario, options.mutant);
+    const world = new World(scenario, options.mutant, core);
     await world.run(clock);
     return { seed, mutant: options.mutant, scenario, stats: world.stats, trace: world.trace, violation: world.invariants.violation };
   } finally {
     Math.random = random;
     clock.uninstall();
   }
+}
+
+const mutatedCores = new Map<string, Promise<SimCore>>();
+
+/** Core itself, or (for a receiver mutant) the copy of it with the mutant's edit made, loaded once. */
+function coreFor(mutant: string | undefined): Promise<SimCore> {
+  if (mutant === undefined || !isReceiverMutant(mutant)) return Promise.resolve(realCore);
+  let loading = mutatedCores.get(mutant);
+  if (loading === undefined) {
+    loading = import(/* @vite-ignore */ mutatedCoreSpecifier(mutant)) as Promise<SimCore>;
+    mutatedCores.set(mutant, loading);
+  }
+  return loading;
 }
 
 export function describeScenario(scenario: Scenario): string {

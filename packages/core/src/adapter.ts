@@ -64,6 +64,7 @@ export {
   type QueuedDelivery,
   type QueueJob,
   type JobResult,
+  type DeadJobKind,
   type QueueWorker,
   type DeadLetter,
   type DeadLetterRef,

@@ -161,7 +161,7 @@ describe('logger', () => {
 /** An in-process queue: the contract's behaviour (idempotent enqueue, retries, dead letters) without a server. */
 function memoryQueue(options: { maxAttempts?: number; failEnqueue?: boolean } = {}) {
   const jobs = new Map<string, { payload: unknown; attempts: number }>();
-  const dead = new Map<string, { reason: string; attempts: number }>();
+  const dead = new Map<string, { reason: string; attempts: number; kind?: string }>();
   const maxAttempts = options.maxAttempts ?? 3;
   let process: ((job: QueueJob) => Promise<JobResult>) | undefined;
   const queue: DeliveryQueue & { runAll(): Promise<void>; put(id: string, payload: unknown): void; dead: typeof dead } = {
@@ -188,7 +188,7 @@ function memoryQueue(options: { maxAttempts?: number; failEnqueue?: boolean } = 
           try {
             const result = await (process as NonNullable<typeof process>)({ payload: job.payload, attempt: job.attempts, maxAttempts });
             jobs.delete(id);
-            if (result.status === 'dead') dead.set(id, { reason: result.reason, attempts: job.attempts });
+            if (result.status === 'dead') dead.set(id, { reason: result.reason, attempts: job.attempts, kind: result.kind });
           } catch (error) {
             if (job.attempts >= maxAttempts) {
               jobs.delete(id);
@@ -266,6 +266,10 @@ describe('answer-fast mode', () => {
     expect(queue.dead.get(String(doomed.deliveryId))?.reason).toMatch(/PermanentFailure: unknown message/);
     expect(queue.dead.get('corrupt')?.reason).toMatch(/corrupt job/);
     expect(queue.dead.get('orphan')?.reason).toMatch(/no handler takes call.completed/);
+    // Why each was ended, as a field: a backend or a test sorts dead letters by it, not by the text.
+    expect(queue.dead.get(String(doomed.deliveryId))?.kind).toBe('permanent');
+    expect(queue.dead.get('corrupt')?.kind).toBe('corrupt');
+    expect(queue.dead.get('orphan')?.kind).toBe('unhandled');
   });
 
   it("carries the trace context a subscriber set at receipt into the job, and hands it to the worker's trace", async () => {

@@ -39,7 +39,7 @@ export interface QueueJob {
  *
  * - `done`: the handlers succeeded (or had already: a duplicate job).
  * - `dead`: the job can never succeed (PermanentFailure, a corrupt payload, an event no handler takes
- *   any more): the backend moves it to the dead letters at once, with `reason`.
+ *   any more): the backend moves it to the dead letters at once, with `reason`; `kind` says which.
  * - `wait`: nothing failed, the job cannot run yet: its resource is busy (an ordering guard's lock),
  *   another worker holds the delivery right now, its predecessor has not been seen, or the worker is
  *   shutting down with the job unfinished. The backend runs it again after `delayMs` **without
@@ -49,7 +49,18 @@ export interface QueueJob {
  * A processor that rejects asks for a retry with backoff (one try spent); after the last try the
  * backend dead-letters the job.
  */
-export type JobResult = { status: 'done' } | { status: 'dead'; reason: string } | { status: 'wait'; delayMs: number; reason: string };
+export type JobResult =
+  | { status: 'done' }
+  | { status: 'dead'; reason: string; kind?: DeadJobKind }
+  | { status: 'wait'; delayMs: number; reason: string };
+
+/**
+ * Why the worker ended a job at once (a `dead` result): a handler threw `PermanentFailure`, the payload
+ * is not a job the receiver enqueued (`corrupt`), or no handler takes its event any more. `reason` is
+ * the text for people (and may change); a backend or a test that sorts dead letters reads this. A
+ * backend that keeps it with the dead letter does so beside `reason` (the memory queue does).
+ */
+export type DeadJobKind = 'permanent' | 'corrupt' | 'unhandled';
 
 /**
  * A running consumer. `close()` stops taking jobs and resolves once the running ones finished, or

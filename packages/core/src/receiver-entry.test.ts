@@ -51,10 +51,12 @@ describe('queueJobEntry', () => {
     expect(await entry?.process({ payload: job(), attempt: 1, maxAttempts: 3 })).toEqual({
       status: 'dead',
       reason: 'PermanentFailure: unknown line',
+      kind: 'permanent',
     });
     expect(await entry?.process({ payload: 'not a job', attempt: 1, maxAttempts: 3 })).toMatchObject({
       status: 'dead',
       reason: expect.stringMatching(/^corrupt job/),
+      kind: 'corrupt',
     });
     fail = 'transient';
     await expect(entry?.process({ payload: job(), attempt: 1, maxAttempts: 3 })).rejects.toThrow('database down');

@@ -173,7 +173,7 @@ describe('a job payload the worker cannot trust', () => {
     const { queue, run } = directQueue();
     const handler = vi.fn();
     createReceiver({ secret: SECRET, queue }).on('*', handler).work();
-    expect(await run(payload as QueuedDelivery)).toEqual({ status: 'dead', reason: `corrupt job: ${reason}` });
+    expect(await run(payload as QueuedDelivery)).toEqual({ status: 'dead', reason: `corrupt job: ${reason}`, kind: 'corrupt' });
     expect(handler).not.toHaveBeenCalled();
   });
 });
@@ -196,7 +196,7 @@ describe('what the worker tells the queue', () => {
         throw new PermanentFailure('unknown message');
       })
       .work();
-    expect(await run(job())).toEqual({ status: 'dead', reason: 'PermanentFailure: unknown message' });
+    expect(await run(job())).toEqual({ status: 'dead', reason: 'PermanentFailure: unknown message', kind: 'permanent' });
   });
 
   it("a retry (rejection) naming the handler's error and its class, its own error as the cause, or an Error carrying what it threw", async () => {

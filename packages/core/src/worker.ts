@@ -52,7 +52,7 @@ export function checkQueuedDelivery(payload: unknown): string | undefined {
 /** Runs one job and says what the queue should do with it: done, dead-letter now, or (a rejection) retry later. */
 export async function processJob(state: ReceiverState, job: QueueJob): Promise<JobResult> {
   const corrupt = checkQueuedDelivery(job.payload);
-  if (corrupt !== undefined) return { status: 'dead', reason: `corrupt job: ${corrupt}` };
+  if (corrupt !== undefined) return { status: 'dead', reason: `corrupt job: ${corrupt}`, kind: 'corrupt' };
   const queued = job.payload as QueuedDelivery;
   const trace = startTrace(
     'work',
@@ -76,9 +76,9 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
     case 'duplicate':
       return { status: 'done' };
     case 'unhandled':
-      return { status: 'dead', reason: `no handler takes ${event} any more` };
+      return { status: 'dead', reason: `no handler takes ${event} any more`, kind: 'unhandled' };
     case 'permanent':
-      return { status: 'dead', reason: `PermanentFailure: ${errorMessage(result.error)}` };
+      return { status: 'dead', reason: `PermanentFailure: ${errorMessage(result.error)}`, kind: 'permanent' };
     case 'in_progress':
     case 'failed': {
       // Not a failure: the delivery, its record or its resource is held by another attempt, or its

@@ -39,7 +39,14 @@ export { RETRY_SCHEDULE_MS, SERVICE_TIMEOUT_MS, formatDuration } from './schedul
 export { formatAttemptTable, formatSummary, summarise, type SimulationSummary, type TableStyle } from './attempt-table';
 
 // An in-memory queue for answer-fast mode in tests and examples (not durable: never in production)
-export { memoryQueue, type MemoryQueue, type MemoryQueueOptions, type MemoryJob, type MemoryJobState } from './memory-queue';
+export {
+  memoryQueue,
+  type MemoryQueue,
+  type MemoryQueueOptions,
+  type MemoryJob,
+  type MemoryJobState,
+  type MemoryDeadKind,
+} from './memory-queue';
 
 // The local service emulator (webhook API, deliveries, inspector page)
 export {

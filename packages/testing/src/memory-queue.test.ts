@@ -45,7 +45,34 @@ describe('memoryQueue', () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(queue.job('wdl_stall')?.state).toBe('active');
     await vi.advanceTimersByTimeAsync(1_000); // a second stall: past maxStalls
-    expect(queue.job('wdl_stall')).toMatchObject({ state: 'dead', lastError: 'stalled 2 times: its worker never finished it' });
+    expect(queue.job('wdl_stall')).toMatchObject({
+      state: 'dead',
+      lastError: 'stalled 2 times: its worker never finished it',
+      deadKind: 'stalled',
+    });
+  });
+
+  it("keeps why each dead job is dead: the worker's kind, its tries used up, or its stalls; and forgets it on revival", async () => {
+    vi.useFakeTimers();
+    const queue = memoryQueue({ attempts: 2, backoff: { type: 'fixed', delayMs: 10 } });
+    queue.work(
+      async ({ payload }) => {
+        const id = (payload as ReturnType<typeof job>).delivery.deliveryId;
+        if (id === 'wdl_permanent') return { status: 'dead', reason: 'PermanentFailure: no such line', kind: 'permanent' };
+        if (id === 'wdl_tries') throw new Error('database down');
+        return { status: 'done' };
+      },
+      { concurrency: 2 },
+    );
+    await queue.enqueue(job('wdl_permanent'));
+    await queue.enqueue(job('wdl_tries'));
+    await queue.enqueue(job('wdl_fine'));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(queue.job('wdl_permanent')).toMatchObject({ state: 'dead', deadKind: 'permanent' });
+    expect(queue.job('wdl_tries')).toMatchObject({ state: 'dead', deadKind: 'tries', lastError: 'database down' });
+    expect(queue.job('wdl_fine')).toMatchObject({ state: 'completed', deadKind: undefined });
+    await queue.enqueue(job('wdl_tries'));
+    expect(queue.job('wdl_tries')?.deadKind).toBeUndefined();
   });
 
   it('with maxJobBytes, refuses a larger job with JobTooLargeError, which the receiver handles in the request', async () => {

@@ -7,6 +7,7 @@
  * Every timer is an ordinary `setTimeout`, so fake timers drive it.
  */
 import {
+  type DeadJobKind,
   type DeadLetter,
   type DeadLetterRef,
   DEFAULT_RETENTION_MS,
@@ -74,7 +75,16 @@ export interface MemoryJob {
   /** When a delayed job is due, in milliseconds since the epoch. */
   readonly runAt: number;
   readonly lastError: string;
+  /**
+   * Why a dead job is dead: what the worker said (`permanent`, `corrupt`, `unhandled`: a `dead`
+   * result's `kind`), or the queue's own reason (`tries`: its last try failed; `stalled`: it stalled
+   * more than `maxStalls` times). Undefined for a job that is not dead.
+   */
+  readonly deadKind: MemoryDeadKind | undefined;
 }
+
+/** Why the memory queue holds a job as a dead letter (`MemoryJob.deadKind`). */
+export type MemoryDeadKind = DeadJobKind | 'tries' | 'stalled';
 
 /** `memoryQueue()`'s queue: the contract, plus what a test wants to see and do. */
 export interface MemoryQueue extends DeliveryQueue {
@@ -100,6 +110,7 @@ interface Held {
   stalls: number;
   runAt: number;
   lastError: string;
+  deadKind: MemoryDeadKind | undefined;
   failedAt: number;
   /** Which hand-over of the job the running processor holds: a stalled one's late result is ignored. */
   lease: number;
@@ -145,6 +156,7 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
     runs: job.runs,
     runAt: job.runAt,
     lastError: job.lastError,
+    deadKind: job.state === 'dead' ? job.deadKind : undefined,
   });
 
   function due(job: Held, now: number): boolean {
@@ -215,7 +227,7 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
       unrefTimer(job.timer);
     } else if (result?.status === 'dead') {
       job.attemptsMade += 1;
-      deadLetter(job, result.reason, now);
+      deadLetter(job, result.reason, result.kind, now);
     } else if (result?.status === 'wait') {
       job.state = 'delayed';
       job.runAt = now + Math.max(0, result.delayMs);
@@ -223,7 +235,7 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
     } else {
       job.attemptsMade += 1;
       job.lastError = error instanceof Error ? error.message : String(error);
-      if (job.attemptsMade >= attempts) deadLetter(job, job.lastError, now);
+      if (job.attemptsMade >= attempts) deadLetter(job, job.lastError, 'tries', now);
       else {
         job.state = 'delayed';
         const wait = backoff.type === 'fixed' ? backoff.delayMs : backoff.delayMs * 2 ** (job.attemptsMade - 1);
@@ -232,9 +244,10 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
     }
   }
 
-  function deadLetter(job: Held, reason: string, now: number): void {
+  function deadLetter(job: Held, reason: string, kind: MemoryDeadKind | undefined, now: number): void {
     job.state = 'dead';
     job.lastError = reason;
+    job.deadKind = kind;
     job.failedAt = now;
   }
 
@@ -243,7 +256,7 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
     if (job.lease !== lease || job.state !== 'active') return;
     job.lease += 1;
     job.stalls += 1;
-    if (job.stalls > maxStalls) deadLetter(job, `stalled ${job.stalls} times: its worker never finished it`, Date.now());
+    if (job.stalls > maxStalls) deadLetter(job, `stalled ${job.stalls} times: its worker never finished it`, 'stalled', Date.now());
     else {
       job.state = 'waiting';
       job.runAt = Date.now();
@@ -266,6 +279,7 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
     job.stalls = 0;
     job.runAt = Date.now();
     job.lastError = '';
+    job.deadKind = undefined;
     schedulePump(job.runAt);
   }
 
@@ -279,6 +293,7 @@ export function memoryQueue(options: MemoryQueueOptions = {}): MemoryQueue {
       stalls: 0,
       runAt: Date.now(),
       lastError: '',
+      deadKind: undefined,
       failedAt: 0,
       lease: 0,
       timer: undefined,
