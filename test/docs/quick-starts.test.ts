@@ -5,10 +5,13 @@
 // duplicate, and a forged one 401. A snippet that uses a name it does not define or import fails here
 // as it would in a reader's copy (`ReferenceError: db is not defined`, answered 500).
 //
+// NestJS's injects by type, from the decorator metadata tsc emits and tsx does not: its README's files
+// are compiled with tsc as a Nest project compiles them (compile-as-nest.ts), and node runs the output
+// (with tsx's loader only for the workspace's @hookline/* sources). A file that does not compile fails
+// with the compiler's message.
+//
 // The same snippets run from the packed tarballs in a project outside the repository, with the
-// stores' and the platforms' quick starts, in test/packaging/quick-starts.test.ts. NestJS's is not
-// run here: its injection by type needs tsc's decorator metadata, which tsx does not emit (the
-// packaging test compiles a NestJS app with tsc).
+// stores' and the platforms' quick starts, in test/packaging/quick-starts.test.ts.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
@@ -24,11 +27,13 @@ import {
   h3QuickStart,
   honoQuickStart,
   mainQuickStart,
+  nestQuickStart,
   nextQuickStart,
   type QuickStartFiles,
 } from '../packaging/quick-start-files';
 import { type Processes, processesIn } from '../packaging/quick-start-processes';
 import { importedPackages } from '../packaging/readme-blocks';
+import { compileAsNest } from './compile-as-nest';
 import { ROOT } from './doc-files';
 
 const SECRET = 'whsec_docs_quick_start';
@@ -121,6 +126,17 @@ describe('the quick starts, run as written with tsx from the workspace', () => {
       const dir = quickStart('next', nextQuickStart());
       await expectFetchHarness(run, dir, 'app-router.mjs', SECRET);
       await expectServes(dir, 'pages-router.mjs', { path: '/api/webhooks' });
+    },
+    QUICK_START_MS,
+  );
+
+  it.concurrent(
+    'packages/nestjs/README.md: app.module.ts and main.ts compiled with tsc (decorator metadata), dist/main.js run with node',
+    async () => {
+      const nest = nestQuickStart();
+      const dir = quickStart('nestjs', nest);
+      compileAsNest(dir, Object.keys(nest.files), [SOURCE]);
+      await expectServes(dir, 'dist/main.js');
     },
     QUICK_START_MS,
   );

@@ -92,6 +92,16 @@ export function nextQuickStart(): QuickStartFiles {
   };
 }
 
+/** NestJS's: app.module.ts and main.ts, each its own block (compiled with tsc before they run: test/docs/compile-as-nest.ts). */
+export function nestQuickStart(): QuickStartFiles {
+  const path = readme('nestjs');
+  const files: Record<string, string> = Object.assign(
+    {},
+    ...['app.module.ts', 'main.ts'].map((name) => blockFiles(theBlock(path, name, (block) => block.text.startsWith(`// ${name}`)))),
+  );
+  return { files, snippets: Object.values(files) };
+}
+
 /** The Cloudflare README's Worker, with dev.mjs running it as `wrangler dev` does; `conditions` to resolve @hookline/* by. */
 export function cloudflareQuickStart(conditions: string[] = []): QuickStartFiles {
   const path = readme('cloudflare');

@@ -18,9 +18,10 @@
 //
 // Not run as a whole here: Next.js (its routes are called as Next calls them, the App Router's POST
 // with a Request and the Pages Router's default export with node's req and res; a `next build` takes
-// minutes: test/examples/next-build.smoke.test.ts builds one) and NestJS, whose quick start needs the
-// user's repository class and tsc's decorator metadata (the packaging test compiles and runs a NestJS
-// app from the tarballs). Needs `pnpm build` first, like the packaging test.
+// minutes: test/examples/next-build.smoke.test.ts builds one) and NestJS, whose quick start needs tsc's
+// decorator metadata (test/docs/quick-starts.test.ts compiles and runs it from the workspace's sources;
+// the packaging test compiles and runs a NestJS app from the tarballs). Needs `pnpm build` first, like
+// the packaging test.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
