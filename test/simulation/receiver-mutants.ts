@@ -59,8 +59,8 @@ export const RECEIVER_MUTANTS = {
     replace: 'completeRecord',
   },
   'worker-wait-spends-try': {
-    file: 'worker.ts',
-    find: "      if (refusal?.kind === 'wait') return waitFor(refusal, deliveryId, result.claims);\n",
+    file: 'job-result.ts',
+    find: "    case 'wait':\n      return waitFor(outcome, deliveryId, claims);\n",
     replace: '',
   },
 } satisfies Record<string, SourceEdit>;

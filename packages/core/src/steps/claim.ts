@@ -5,23 +5,21 @@
  * but the three states of the store contract is a store error: running handlers on a state we do not
  * understand could run them twice.
  */
-import * as answers from '../answers';
 import type { Attempt } from '../attempt';
 import { type Awaitable, isPromiseLike, mapAwaitable, thenStep } from '../awaitable';
+import { DUPLICATE, type Outcome, waitOutcome } from '../outcome';
 import { emit, hasListeners, nextToken, type ReceiverState, reportError } from '../receiver-state';
 import type { ClaimResult } from '../store';
 import { boundStoreCall, storeCallStart } from '../store-call';
 import { storeFailure } from '../store-failure';
-import { answerError } from './answer-error';
-import { waitRefusal } from './guard-refusals';
 
 /**
- * Undefined once the lease is the attempt's (the next step runs the handlers, or enqueues), or the
- * attempt's answer: a duplicate of a completed delivery (200), another attempt's live lease (409), a
- * store that failed (503, or 500 for a key it refused). Answer-fast mode's receipt claims nothing here:
- * the queue's enqueue is its receipt (step 4b), and the worker claims.
+ * Undefined once the lease is the attempt's (the next step runs the handlers), or the attempt's
+ * outcome: a duplicate of a completed delivery, a wait for another attempt's live lease, a store that
+ * failed (`unavailable`). Answer-fast mode's receipt claims nothing here: the queue's enqueue is its
+ * receipt (step 4b), and the worker claims.
  */
-export function claim(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer | undefined> {
+export function claim(state: ReceiverState, attempt: Attempt): Awaitable<Outcome | undefined> {
   return thenStep(state, attempt, takeLease, claimed, storeFailed);
 }
 
@@ -35,18 +33,17 @@ function takeLease(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResul
   return mapAwaitable(bounded, checkClaim);
 }
 
-function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Awaitable<answers.ReceiverAnswer> | undefined {
+function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Outcome | undefined {
   if (result.state === 'completed') {
     attempt.outcome = 'duplicate';
     if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'completed' });
-    return answers.duplicateAnswer();
+    return DUPLICATE;
   }
   if (result.state === 'in_progress') {
     attempt.outcome = 'in_progress';
     if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'in_progress' });
-    // Marked as a guard's wait: a queue worker waits for the other attempt without spending a try.
-    attempt.error = waitRefusal(result.retryAfterMs, 'in_progress');
-    return answerError(state, attempt.error, attempt, attempt.trace);
+    // Not a failure: the delivery waits for the other attempt's lease.
+    return waitOutcome(result.retryAfterMs, 'in_progress');
   }
   attempt.claims = result.attempt;
   if (attempt.trace !== undefined) attempt.trace.attempt = result.attempt;
@@ -55,11 +52,12 @@ function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): A
 
 /**
  * The store failed (or timed out) before anything ran: fail closed, the service retries (a store that
- * is not set up: 500, see store-failure.ts). The refusal is the attempt's error, which a worker names.
+ * is not set up says so and names the fix, see store-failure.ts).
  */
-function storeFailed(state: ReceiverState, attempt: Attempt, error: unknown): answers.ReceiverAnswer {
-  attempt.error = storeFailure(state, error, attempt.delivery);
-  return answerError(state, attempt.error, attempt, attempt.trace);
+function storeFailed(state: ReceiverState, attempt: Attempt, error: unknown): Outcome {
+  const refusal = storeFailure(state, error, attempt.delivery);
+  attempt.error = refusal;
+  return { kind: 'unavailable', refusal };
 }
 
 /** A claim that answered after its time limit: give an acquired lease back, nothing runs under it. */

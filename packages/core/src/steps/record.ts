@@ -1,29 +1,15 @@
 /**
  * The delivery's record, at the end of an attempt: completed (kept for the retention, longer when the
- * body's timestamp needs it) or released so that the next attempt runs the handlers again. Settle
- * (step 5) records the handlers' outcome; answer-fast mode (step 4b) records the enqueue's; a guarded
- * handler's own record is kept for as long (step 4a). A store error here goes to `onError`: the answer
- * stays what the handlers earned.
+ * body's timestamp needs it: retention.ts) or released so that the next attempt runs the handlers
+ * again. Settle (step 5) records the handlers' outcome here. A store error here goes to `onError`:
+ * the answer stays what the handlers earned.
  */
 import type { Attempt } from '../attempt';
 import { type Awaitable, thenStep } from '../awaitable';
 import type { HandlerOutcome } from '../in-flight';
 import { type ReceiverState, reportError } from '../receiver-state';
+import { completionRetentionMs } from '../retention';
 import { boundStoreCall, storeCallStart } from '../store-call';
-
-/** Clock drift allowed between this process and the store when a completion must outlive the replay window. */
-const CLOCK_MARGIN_MS = 60_000;
-
-/**
- * How long a completion is kept: the retention, or longer when the body's timestamp is recent enough
- * (up to the future skew) that a replay would still pass the freshness check after the retention ran
- * out. Measured from the receipt, not from now: the store counts from a later instant, so the record
- * only lives longer, and no clock is read.
- */
-export function completionRetentionMs(state: ReceiverState, attempt: Attempt): number {
-  const { retentionMs, maxAgeMs } = state.config;
-  return Math.max(retentionMs, attempt.timestampMs + maxAgeMs - attempt.receivedAt + CLOCK_MARGIN_MS);
-}
 
 /** Completes or releases the record; synchronous when the store answers at once. */
 export function record(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcome): void | Promise<void> {

@@ -26,11 +26,11 @@ import type { Delivery } from '../events';
 import type { HandlerEntry, OrderGuard } from '../handler-options';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import type { ClaimResult, IdempotencyStore } from '../store';
+import { completionRetentionMs } from '../retention';
 import { callStore } from '../store-call';
 import { storeFailure } from '../store-failure';
 import { handlerRecordKey, orderLockKey, orderVersionKey } from '../store-keys';
-import { guardMisconfigured, predecessorWaitMs, storeRefusal, waitRefusal } from './guard-refusals';
-import { completionRetentionMs } from './record';
+import { guardMisconfigured, predecessorWaitMs, storeStop, waitStop } from './guard-refusals';
 
 /** Runs every guarded entry; rejects with the first failure once all ran. */
 export async function runGuarded(state: ReceiverState, attempt: Attempt, context: DeliveryContext): Promise<void> {
@@ -76,7 +76,7 @@ async function storeCall<T>(
   try {
     return await callStore(attempt, operation, state.config.storeTimeoutMs, call);
   } catch (error) {
-    throw storeRefusal(storeFailure(state, error, attempt.delivery));
+    throw storeStop(storeFailure(state, error, attempt.delivery));
   }
 }
 
@@ -95,7 +95,7 @@ async function runEntry(state: ReceiverState, attempt: Attempt, entry: HandlerEn
   const key = handlerRecordKey(attempt.key, entry.name as string);
   const claim = await storeCall<ClaimResult>(state, attempt, 'claim', () => store(state).claim(key, attempt.token, state.config.leaseMs));
   if (claim.state === 'completed') return; // succeeded on an earlier attempt
-  if (claim.state === 'in_progress') throw waitRefusal(claim.retryAfterMs, 'handler_in_progress');
+  if (claim.state === 'in_progress') throw waitStop(claim.retryAfterMs, 'handler_in_progress');
   holdLease(attempt, key);
   try {
     await guardedCall(state, attempt, entry, context, key, guard);
@@ -172,7 +172,7 @@ async function guardedCall(
   const lock = await storeCall<ClaimResult>(state, attempt, 'claim', () =>
     store(state).claim(lockKey, attempt.token, state.config.leaseMs),
   );
-  if (lock.state !== 'acquired') throw waitRefusal(lock.state === 'in_progress' ? lock.retryAfterMs : 1000, 'resource_busy');
+  if (lock.state !== 'acquired') throw waitStop(lock.state === 'in_progress' ? lock.retryAfterMs : 1000, 'resource_busy');
   holdLease(attempt, lockKey);
   let releaseLock = true;
   try {
@@ -184,7 +184,7 @@ async function guardedCall(
       if (completionKey !== undefined) await completeRecord(state, attempt, completionKey);
       return;
     }
-    if (isEarly(order, version, current, attempt.claims)) throw waitRefusal(predecessorWaitMs(attempt.claims), 'predecessor_not_seen');
+    if (isEarly(order, version, current, attempt.claims)) throw waitStop(predecessorWaitMs(attempt.claims), 'predecessor_not_seen');
     const retentionMs = state.config.retentionMs;
     if (entry.transactional) {
       await call(state, attempt, entry, context, completionKey, { key: versionKey, version, retentionMs });
