@@ -29,6 +29,7 @@ import { enqueue } from './steps/enqueue';
 import { match } from './steps/match';
 import { runHandlers } from './steps/run-handlers';
 import { settle } from './steps/settle';
+import { type AnyStep, runStep } from './step';
 import { workPrefix } from './store-keys';
 
 /** Serves one request: never rejects (a bug of ours is a 500, the service retries). */
@@ -104,17 +105,14 @@ function answerAttempt(state: ReceiverState, attempt: Attempt): Awaitable<answer
   return outcome.then((value) => answerOutcome(state, attempt, value));
 }
 
-/** A step after admission: it ends the attempt with its outcome, or returns undefined and the next step goes on. */
-type Step = (state: ReceiverState, attempt: Attempt) => Awaitable<Outcome | undefined>;
-
 /** The steps of an admitted delivery, or a trusted one (a worker's job), in order; the last one always ends it. */
-const RUN_STEPS: readonly Step[] = [match, claim, runHandlers, settle];
+const RUN_STEPS: readonly AnyStep[] = [match, claim, runHandlers, settle];
 
 /**
  * Answer-fast mode's receipt: the queue's idempotent enqueue is the receipt, the worker claims
  * (steps/enqueue.ts). Only a job the queue cannot carry goes on past it, to be handled in the request.
  */
-const ENQUEUE_STEPS: readonly Step[] = [match, enqueue, claim, runHandlers, settle];
+const ENQUEUE_STEPS: readonly AnyStep[] = [match, enqueue, claim, runHandlers, settle];
 
 /** Admitted (or trusted): match the handlers, then claim, run and settle, or (answer-fast receipt) enqueue. */
 export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitable<Outcome> {
@@ -123,13 +121,13 @@ export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitabl
 }
 
 /**
- * The one runner: the steps from `from` on, each ending the attempt with its outcome or letting the
- * next one go on. Synchronous for as long as the steps are (as Hono's compose is): a promise only from
+ * The one runner: the steps from `from` on (each through `runStep`, step.ts), each ending the attempt
+ * with its outcome or letting the next one go on. Synchronous for as long as the steps are (as Hono's compose is): a promise only from
  * the first step that waits, the rest chained on it.
  */
-function runSteps(state: ReceiverState, attempt: Attempt, steps: readonly Step[], from: number): Awaitable<Outcome> {
+function runSteps(state: ReceiverState, attempt: Attempt, steps: readonly AnyStep[], from: number): Awaitable<Outcome> {
   for (let i = from; i < steps.length; i++) {
-    const outcome = (steps[i] as Step)(state, attempt);
+    const outcome = runStep(state, attempt, steps[i] as AnyStep);
     if (outcome === undefined) continue;
     if (!isPromiseLike(outcome)) return attempt.goesOn === undefined ? outcome : goOn(state, attempt, steps, i, outcome);
     return outcome.then((value) => {
@@ -144,7 +142,7 @@ function runSteps(state: ReceiverState, attempt: Attempt, steps: readonly Step[]
  * Step `at` ended the attempt while its handlers go on (past the deadline, or `maxRunMs`): the steps
  * after it run once they end, and their outcome is told to the listeners (nobody is answered then).
  */
-function goOn(state: ReceiverState, attempt: Attempt, steps: readonly Step[], at: number, outcome: Outcome): Outcome {
+function goOn(state: ReceiverState, attempt: Attempt, steps: readonly AnyStep[], at: number, outcome: Outcome): Outcome {
   const ended = attempt.goesOn as Promise<void>;
   attempt.goesOn = undefined;
   ended

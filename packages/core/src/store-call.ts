@@ -14,7 +14,7 @@ export class StoreTimeoutError extends Error {
 }
 
 /** When a store call starts: a clock reading when a tracer wants the figure, -1 (no clock read) otherwise. */
-export function storeCallStart(attempt: Attempt): number {
+function storeCallStart(attempt: Attempt): number {
   return storeTimed(attempt) ? performance.now() : -1;
 }
 
@@ -26,7 +26,7 @@ export function storeCallStart(attempt: Attempt): number {
  * answered after its time limit (a claim acquired after all must be released, so the next attempt
  * need not wait out the lease).
  */
-export function boundStoreCall<T>(
+function boundStoreCall<T>(
   attempt: Attempt,
   operation: StoreOperationMessage['operation'],
   startedAt: number,
@@ -82,12 +82,17 @@ function traced<T>(attempt: Attempt, operation: StoreOperationMessage['operation
   );
 }
 
-/** `boundStoreCall` for a call that may also throw synchronously (the throw is traced, then rethrown). */
+/**
+ * The one way the receiver calls its store: `call()` bounded by `timeoutMs` and timed
+ * (`boundStoreCall`); a synchronous throw is traced, then rethrown. `onLate` sees the value of a call
+ * that answered after its time limit.
+ */
 export function callStore<T>(
   attempt: Attempt,
   operation: StoreOperationMessage['operation'],
   timeoutMs: number,
   call: () => Awaitable<T>,
+  onLate?: (value: T) => void,
 ): Awaitable<T> {
   const startedAt = storeCallStart(attempt);
   let result: Awaitable<T>;
@@ -97,5 +102,5 @@ export function callStore<T>(
     if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt, error);
     throw error;
   }
-  return boundStoreCall(attempt, operation, startedAt, timeoutMs, result);
+  return boundStoreCall(attempt, operation, startedAt, timeoutMs, result, onLate);
 }

@@ -6,11 +6,12 @@
  * understand could run them twice.
  */
 import type { Attempt } from '../attempt';
-import { type Awaitable, isPromiseLike, mapAwaitable, thenStep } from '../awaitable';
+import type { Awaitable } from '../awaitable';
 import { DUPLICATE, type Outcome, waitOutcome } from '../outcome';
 import { emit, hasListeners, nextToken, type ReceiverState, reportError } from '../receiver-state';
+import { step } from '../step';
 import type { ClaimResult } from '../store';
-import { boundStoreCall, storeCallStart } from '../store-call';
+import { callStore } from '../store-call';
 import { storeFailure } from '../store-failure';
 
 /**
@@ -19,21 +20,23 @@ import { storeFailure } from '../store-failure';
  * failed (`unavailable`). Answer-fast mode's receipt claims nothing here: the queue's enqueue is its
  * receipt (step 4b), and the worker claims.
  */
-export function claim(state: ReceiverState, attempt: Attempt): Awaitable<Outcome | undefined> {
-  return thenStep(state, attempt, takeLease, claimed, storeFailed);
-}
+export const claim = step({ call: takeLease, answered: claimed, failed: storeFailed });
 
 function takeLease(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResult> {
   const { store, leaseMs, storeTimeoutMs } = state.config;
   attempt.token = nextToken(state);
-  const startedAt = storeCallStart(attempt);
-  const result = store.claim(attempt.key, attempt.token, leaseMs);
-  if (!isPromiseLike(result) && startedAt < 0) return checkClaim(result);
-  const bounded = boundStoreCall(attempt, 'claim', startedAt, storeTimeoutMs, result, (late) => releaseLate(state, attempt, late));
-  return mapAwaitable(bounded, checkClaim);
+  return callStore(
+    attempt,
+    'claim',
+    storeTimeoutMs,
+    () => store.claim(attempt.key, attempt.token, leaseMs),
+    (late) => releaseLate(state, attempt, late),
+  );
 }
 
 function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Outcome | undefined {
+  const unknown = unknownClaim(result);
+  if (unknown !== undefined) return storeFailed(state, attempt, unknown);
   if (result.state === 'completed') {
     attempt.outcome = 'duplicate';
     if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'completed' });
@@ -68,10 +71,11 @@ function releaseLate(state: ReceiverState, attempt: Attempt, late: ClaimResult):
     .then(undefined, (error: unknown) => reportError(state, error, { phase: 'store', delivery: attempt.delivery }));
 }
 
-function checkClaim(result: ClaimResult): ClaimResult {
+/** Undefined for an answer of the store contract, or the store error any other answer is. */
+function unknownClaim(result: ClaimResult): Error | undefined {
   const state = (result as { state?: unknown } | null)?.state;
-  if (state === 'acquired' || state === 'in_progress' || state === 'completed') return result;
-  throw new Error(
+  if (state === 'acquired' || state === 'in_progress' || state === 'completed') return undefined;
+  return new Error(
     `hookline: the store's claim answered ${describe(result)}; a store must answer { state: 'acquired' | 'in_progress' | 'completed' } (see the store conformance suite, @hookline/testing/conformance)`,
   );
 }

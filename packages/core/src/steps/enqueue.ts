@@ -30,10 +30,13 @@ import { DUPLICATE, type Outcome, QUEUED } from '../outcome';
 import { JobTooLargeError, type QueuedDelivery, withBodyJson } from '../queue';
 import { callQueue, QueueTimeoutError } from '../queue-call';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
+import { step } from '../step';
 import { scopeOf, workPrefix } from '../store-keys';
 
 /** The outcome of the enqueue, or undefined for a job the queue cannot carry: the next steps handle it in the request. */
-export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<Outcome | undefined> {
+export const enqueue = step({ call: enqueueJob });
+
+async function enqueueJob(state: ReceiverState, attempt: Attempt): Promise<Outcome | undefined> {
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
   let duplicate: boolean;
   try {

@@ -6,9 +6,12 @@
 import type { Attempt } from '../attempt';
 import { type Outcome, UNHANDLED } from '../outcome';
 import { emit, hasListeners, type ReceiverState } from '../receiver-state';
+import { step } from '../step';
 
 /** Undefined once the attempt has handlers to run (the next step goes on), or `unhandled` for an event nobody handles. */
-export function match(state: ReceiverState, attempt: Attempt): Outcome | undefined {
+export const match = step({ call: matchHandlers });
+
+function matchHandlers(state: ReceiverState, attempt: Attempt): Outcome | undefined {
   const { delivery } = attempt;
   if (hasListeners(state, 'received')) emit(state, 'received', { delivery });
   attempt.matched = state.registry.match(delivery.event);

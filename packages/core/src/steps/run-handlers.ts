@@ -7,13 +7,14 @@
  */
 import type { Attempt } from '../attempt';
 import * as answers from '../answers';
-import { type Awaitable, isPromiseLike, thenStep } from '../awaitable';
+import { type Awaitable, isPromiseLike } from '../awaitable';
 import { DeliveryContext, timeoutError } from '../context';
 import { LeaseLostError } from '../errors';
 import { runInOrder } from '../dispatch';
 import { DEADLINE, type HandlerOutcome, OVERRUN, watchHandlers } from '../in-flight';
 import type { Outcome } from '../outcome';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
+import { step } from '../step';
 import { callStore } from '../store-call';
 import { runInTracerScope } from '../user-code';
 import { runGuarded } from './run-guarded';
@@ -21,9 +22,7 @@ import { runGuarded } from './run-guarded';
 type RunResult = HandlerOutcome | typeof DEADLINE | typeof OVERRUN;
 
 /** Runs the handlers: undefined once they ended (settle goes on), or the deadline's or the overrun's outcome. */
-export function runHandlers(state: ReceiverState, attempt: Attempt): Awaitable<Outcome | undefined> {
-  return thenStep(state, attempt, startHandlers, ended);
-}
+export const runHandlers = step({ call: startHandlers, answered: ended });
 
 function ended(state: ReceiverState, attempt: Attempt, result: RunResult): Outcome | undefined {
   if (result === OVERRUN) return overran(state, attempt);

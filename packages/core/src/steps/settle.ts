@@ -6,21 +6,26 @@
  * like any other.
  */
 import type { Attempt } from '../attempt';
-import type { Awaitable } from '../awaitable';
 import { PermanentFailure } from '../errors';
 import type { HandlerOutcome } from '../in-flight';
 import { DONE, type Outcome } from '../outcome';
 import { reportPermanentFailure } from '../permanent-notes';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
+import { step } from '../step';
 import { guardOutcome } from './guard-refusals';
-import { record } from './record';
+import { checkOwned, recordFailed, recordOutcome } from './record';
 
-export function settle(state: ReceiverState, attempt: Attempt): Awaitable<Outcome> {
-  const outcome = attempt.handlersOutcome;
-  const recorded = record(state, attempt, outcome);
-  if (recorded === undefined) return conclude(state, attempt, outcome);
-  return recorded.then(() => conclude(state, attempt, outcome));
-}
+export const settle = step({
+  call: recordOutcome,
+  answered(state, attempt, owned) {
+    checkOwned(state, attempt, owned);
+    return conclude(state, attempt, attempt.handlersOutcome);
+  },
+  failed(state, attempt, error) {
+    recordFailed(state, attempt, error);
+    return conclude(state, attempt, attempt.handlersOutcome);
+  },
+});
 
 function conclude(state: ReceiverState, attempt: Attempt, outcome: HandlerOutcome): Outcome {
   const { delivery } = attempt;
