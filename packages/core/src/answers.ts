@@ -45,7 +45,6 @@ export function refusalOf(outcome: Outcome, event: string): HooklineError | unde
   switch (outcome.kind) {
     case 'wait':
       return inFlight(outcome.waitMs, outcome.reason);
-    case 'refused':
     case 'unavailable':
     case 'misconfigured':
       return outcome.refusal;

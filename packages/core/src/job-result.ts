@@ -29,13 +29,16 @@ export function jobResult(outcome: Outcome, delivery: Delivery<string, unknown>,
       throw failureOf(outcome.error);
     case 'misconfigured':
       throw failureOf(outcome.refusal);
-    default: {
+    case 'unavailable': {
       // The store failed. One that is not set up says so and names the fix: the queue keeps the
       // message as the dead letter's last error.
-      const refusal = 'refusal' in outcome ? outcome.refusal : undefined;
-      const why = refusal?.code === 'CONFIGURATION_ERROR' ? refusal.message : 'the store failed';
+      const { refusal } = outcome;
+      const why = refusal.code === 'CONFIGURATION_ERROR' ? refusal.message : 'the store failed';
       throw new Error(`hookline: ${deliveryId} was not processed (${why}); retry later`);
     }
+    default:
+      // `queued` ends a receipt, never a worker's run.
+      throw new Error(`hookline: ${deliveryId} ended as ${outcome.kind} in a worker`);
   }
 }
 

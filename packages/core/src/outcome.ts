@@ -22,11 +22,11 @@ export type Outcome =
   | { readonly kind: 'queued' }
   /** It cannot run yet: `waitMs` is what the holder's lease has left, or the service's next gap (a predecessor). */
   | { readonly kind: 'wait'; readonly waitMs: number; readonly reason: WaitReason }
-  /** Refused before anything ran, in the service's error shape (code, message, details): a request no retry fixes. */
-  | { readonly kind: 'refused'; readonly refusal: HooklineError }
   /**
    * Something it needs did not answer, or not in time: the store, the queue, the deadline on receipt.
-   * A retry can succeed (`refusal` says which and why; a store that is not set up says the fix).
+   * `refusal` says which and why in the service's error shape (code, message, details); a store that
+   * is not set up names the fix. (A request refused before it is admitted has no attempt and no
+   * outcome: admission throws its refusal, and the pipeline answers it.)
    */
   | { readonly kind: 'unavailable'; readonly refusal: HooklineError }
   /** A handler's ordering guard gave something it cannot use: the handler did not run; a deploy must fix it. */
