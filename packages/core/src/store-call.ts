@@ -19,25 +19,19 @@ function storeCallStart(attempt: Attempt): number {
 }
 
 /**
- * Bounds and times one store call whose answer is `result` (the caller makes the call itself, so the
- * synchronous path allocates nothing). A store that answered synchronously (the memory store) cannot
- * hang and pays nothing; a promise gets one timer of `timeoutMs` (none for `Infinity`: a call the
- * backend bounds itself). `onLate` sees the value of a call that
- * answered after its time limit (a claim acquired after all must be released, so the next attempt
- * need not wait out the lease).
+ * Bounds and times one store call that answered with a promise: one timer of `timeoutMs` (none for
+ * `Infinity`: a call the backend bounds itself). `onLate` sees the value of a call that answered after
+ * its time limit (a claim acquired after all must be released, so the next attempt need not wait out
+ * the lease).
  */
 function boundStoreCall<T>(
   attempt: Attempt,
   operation: StoreOperationMessage['operation'],
   startedAt: number,
   timeoutMs: number,
-  result: Awaitable<T>,
+  result: Promise<T>,
   onLate?: (value: T) => void,
-): Awaitable<T> {
-  if (!isPromiseLike(result)) {
-    if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt);
-    return result;
-  }
+): Promise<T> {
   if (timeoutMs === Number.POSITIVE_INFINITY) return traced(attempt, operation, startedAt, result);
   return new Promise<T>((resolve, reject) => {
     let timedOut = false;
@@ -83,24 +77,32 @@ function traced<T>(attempt: Attempt, operation: StoreOperationMessage['operation
 }
 
 /**
- * The one way the receiver calls its store: `call()` bounded by `timeoutMs` and timed
- * (`boundStoreCall`); a synchronous throw is traced, then rethrown. `onLate` sees the value of a call
- * that answered after its time limit.
+ * The one way the receiver calls its store: `call(context, attempt)`, bounded by `timeoutMs` and timed
+ * for the trace; a synchronous throw is traced, then rethrown. `onLate` sees the value of a call that
+ * answered after its time limit. A store that answered synchronously (the memory store) cannot hang
+ * and pays nothing: with a `call` that closes over nothing (its arguments come as `context` and the
+ * attempt), the synchronous path allocates nothing.
  */
-export function callStore<T>(
+export function callStore<T, C = undefined>(
   attempt: Attempt,
   operation: StoreOperationMessage['operation'],
   timeoutMs: number,
-  call: () => Awaitable<T>,
-  onLate?: (value: T) => void,
+  call: (context: C, attempt: Attempt) => Awaitable<T>,
+  context?: C,
+  onLate?: (context: C, attempt: Attempt, value: T) => void,
 ): Awaitable<T> {
   const startedAt = storeCallStart(attempt);
   let result: Awaitable<T>;
   try {
-    result = call();
+    result = call(context as C, attempt);
   } catch (error) {
     if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt, error);
     throw error;
   }
-  return boundStoreCall(attempt, operation, startedAt, timeoutMs, result, onLate);
+  if (!isPromiseLike(result)) {
+    if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt);
+    return result;
+  }
+  const late = onLate === undefined ? undefined : (value: T) => onLate(context as C, attempt, value);
+  return boundStoreCall(attempt, operation, startedAt, timeoutMs, result, late);
 }

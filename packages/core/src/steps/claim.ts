@@ -23,15 +23,12 @@ import { storeFailure } from '../store-failure';
 export const claim = step({ call: takeLease, answered: claimed, failed: storeFailed });
 
 function takeLease(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResult> {
-  const { store, leaseMs, storeTimeoutMs } = state.config;
   attempt.token = nextToken(state);
-  return callStore(
-    attempt,
-    'claim',
-    storeTimeoutMs,
-    () => store.claim(attempt.key, attempt.token, leaseMs),
-    (late) => releaseLate(state, attempt, late),
-  );
+  return callStore(attempt, 'claim', state.config.storeTimeoutMs, claimKey, state, releaseLate);
+}
+
+function claimKey(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResult> {
+  return state.config.store.claim(attempt.key, attempt.token, state.config.leaseMs);
 }
 
 function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Outcome | undefined {

@@ -18,15 +18,19 @@ export function recordOutcome(state: ReceiverState, attempt: Attempt): Awaitable
 }
 
 function completeRecord(state: ReceiverState, attempt: Attempt): Awaitable<boolean> {
-  const { store, storeTimeoutMs } = state.config;
-  return callStore(attempt, 'complete', storeTimeoutMs, () =>
-    store.complete(attempt.key, attempt.token, completionRetentionMs(state, attempt)),
-  );
+  return callStore(attempt, 'complete', state.config.storeTimeoutMs, completeKey, state);
 }
 
 function releaseRecord(state: ReceiverState, attempt: Attempt): Awaitable<boolean> {
-  const { store, storeTimeoutMs } = state.config;
-  return callStore(attempt, 'release', storeTimeoutMs, () => store.release(attempt.key, attempt.token));
+  return callStore(attempt, 'release', state.config.storeTimeoutMs, releaseKey, state);
+}
+
+function completeKey(state: ReceiverState, attempt: Attempt): Awaitable<boolean> {
+  return state.config.store.complete(attempt.key, attempt.token, completionRetentionMs(state, attempt));
+}
+
+function releaseKey(state: ReceiverState, attempt: Attempt): Awaitable<boolean> {
+  return state.config.store.release(attempt.key, attempt.token);
 }
 
 /** The record's store call failed: reported, and the attempt ends as its handlers did. */
