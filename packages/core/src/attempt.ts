@@ -12,7 +12,11 @@ import type { HeadersInput } from './headers';
 import type { HandlerOutcome } from './in-flight';
 import { deliveryKey } from './store-keys';
 
-/** How one attempt ended. `in_progress` is a duplicate whose first copy still runs; `deadline` answered 503 while handlers go on. */
+/**
+ * How one attempt ended, as its trace reports it (diagnostics.ts). The steps set it beside the
+ * `Outcome` they return (outcome.ts), which is what the two renderers read. `in_progress` is a
+ * duplicate whose first copy still runs; `deadline` ended at the deadline while handlers go on.
+ */
 export type AttemptOutcome =
   | 'handled'
   | 'duplicate'
