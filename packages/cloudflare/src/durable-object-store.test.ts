@@ -1,6 +1,7 @@
 // The Durable Object store in workerd, through miniflare (both from npm): the conformance suite calls
 // the store's methods inside a test Worker, and a receiver in that Worker serves signed deliveries.
 import { createHmac, randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { IdempotencyStore } from '@hookline/core';
 import { StoreDataError, StoreNotSetUpError } from '@hookline/core/adapter';
 import { describeStoreConformance } from '@hookline/testing/conformance';
@@ -35,7 +36,7 @@ const mf = new Miniflare({
   },
   // workerd's own lines, passed on but for the one a test provokes on purpose (the binding to a class
   // without fetch()), which would otherwise be printed in every run of the suite.
-  handleRuntimeStdio(stdout, stderr) {
+  handleRuntimeStdio(stdout: Readable, stderr: Readable) {
     stdout.pipe(process.stdout);
     stderr.on('data', (chunk: Buffer) => {
       const text = chunk.toString('utf8');
