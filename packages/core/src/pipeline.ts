@@ -16,7 +16,7 @@
  */
 import type * as answers from './answers';
 import { answerError, answerOutcome, reportOutcome } from './answer-error';
-import { type Attempt, newAttempt } from './attempt';
+import { type Attempt, followJobFence, newAttempt } from './attempt';
 import { type Awaitable, isPromiseLike } from './awaitable';
 import { type DeliveryTrace, startTrace, traceReturned, traceSettled } from './diagnostics';
 import type { Outcome } from './outcome';
@@ -172,6 +172,7 @@ export async function runTrusted(
   queued: QueuedDelivery,
   tries: number,
   trace: DeliveryTrace | undefined,
+  fence?: AbortSignal,
 ): Promise<WorkResult> {
   // The envelope's four fields, as the receiver hands them to handlers: a job stored from the body's
   // own text (queuedDeliveryJson) also holds any other top-level field the service sent.
@@ -192,7 +193,13 @@ export async function runTrusted(
     trace.deliveryId = delivery.deliveryId;
     trace.timestampMs = attempt.timestampMs;
   }
-  const outcome = await processAttempt(state, attempt);
+  const unfence = fence === undefined ? undefined : followJobFence(fence, attempt);
+  let outcome: Outcome;
+  try {
+    outcome = await processAttempt(state, attempt);
+  } finally {
+    unfence?.();
+  }
   reportOutcome(state, attempt, outcome);
   if (trace !== undefined) {
     traceReturned(trace);

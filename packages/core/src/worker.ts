@@ -68,7 +68,7 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
       return known;
     },
   );
-  const { outcome, claims } = await runTrusted(state, queued, job.attempt, trace);
+  const { outcome, claims } = await runTrusted(state, queued, job.attempt, trace, job.signal);
   return jobResult(outcome, queued.delivery, claims);
 }
 
