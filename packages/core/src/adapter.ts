@@ -81,4 +81,5 @@ export { cutToBytes } from './text-bytes';
 export { isPromiseLike } from './awaitable';
 
 // Diagnostics: what the receiver publishes on node:diagnostics_channel, for tracers (types only)
-export type { DeliveryTrace, QueueOperationMessage, StoreOperationMessage, TraceOutcome } from './diagnostics';
+export type { DeliveryTrace, TraceOutcome } from './delivery-trace';
+export type { QueueOperationMessage, StoreOperationMessage } from './diagnostics';

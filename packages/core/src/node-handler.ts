@@ -6,7 +6,7 @@ import { type AdapterOptions, routeBodyTimeoutMs } from './adapter-options';
 import { type BodyDestination, type NodeBodyOptions, type NodeRequest, PARSED_BODY_FIX, readNodeBodyInto } from './node-body';
 import { type LingerOptions, lingerOnRefusal } from './node-linger';
 import type { NodeIncomingMessage, NodeServerResponse } from './node-types';
-import type { ReceiverEndpoint } from './receiver';
+import type { ReceiverEndpoint } from './endpoint';
 
 // The bridge's building blocks live in node-body.ts (reading) and node-linger.ts (the lingering close).
 export { asNodeRequest, type NodeBodyOptions, type NodeRequest, readNodeBody } from './node-body';

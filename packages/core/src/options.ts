@@ -2,7 +2,7 @@
 import type { EventMap, ServiceEvents } from './events';
 import type { ReceiverHooks } from './hooks';
 import type { DeliveryQueue } from './queue';
-import type { ReceiverLogger } from './receiver-state';
+import type { ReceiverLogger } from './logger';
 import type { SecretResolver, SecretValue } from './secrets';
 import type { IdempotencyStore } from './store';
 

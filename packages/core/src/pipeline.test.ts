@@ -3,7 +3,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
 import { describe, expect, it, vi } from 'vitest';
-import { type DeliveryTrace, STORE_CHANNEL } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { STORE_CHANNEL } from './diagnostics';
 import { PermanentFailure } from './errors';
 import { memoryStore } from './memory-store';
 import type { DeliveryQueue, JobResult, QueuedDelivery, QueueJob } from './queue';

@@ -14,9 +14,10 @@
 import type * as answers from './answers';
 import { type Attempt, type AttemptOutcome, newAttempt } from './attempt';
 import { type Awaitable, isPromiseLike } from './awaitable';
-import { type DeliveryTrace, startTrace, traceReturned, traceSettled } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { startTrace, traceReturned, traceSettled } from './diagnostics';
 import type { QueuedDelivery } from './queue';
-import type { ReceiverInput } from './receiver';
+import type { ReceiverInput } from './endpoint';
 import { type ReceiverState, reportError } from './receiver-state';
 import { admit } from './steps/admit';
 import { answerError } from './steps/answer-error';

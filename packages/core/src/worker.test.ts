@@ -3,7 +3,8 @@
 // handlers running past deadlineMs (nobody waits for a worker's answer, so there is no deadline).
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DELIVERY_CHANNEL, type DeliveryTrace } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { DELIVERY_CHANNEL } from './diagnostics';
 import { HooklineError, PermanentFailure } from './errors';
 import { memoryStore } from './memory-store';
 import type { DeliveryQueue, JobResult, QueuedDelivery, QueueJob } from './queue';

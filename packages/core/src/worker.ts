@@ -5,7 +5,8 @@
  * (claim → handlers → settle in the `work:` key namespace), so a job the queue delivers twice still
  * runs its handlers to success once.
  */
-import { type DeliveryTrace, startTrace } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { startTrace } from './diagnostics';
 import { refuse } from './answers';
 import { HooklineError } from './errors';
 import { runTrusted } from './pipeline';

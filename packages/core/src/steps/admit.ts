@@ -7,12 +7,12 @@
 import * as answers from '../answers';
 import { type Attempt, newAttempt } from '../attempt';
 import { type Awaitable, isPromiseLike } from '../awaitable';
-import type { DeliveryTrace } from '../diagnostics';
+import type { DeliveryTrace } from '../delivery-trace';
 import { parseEnvelope } from '../envelope';
 import { DELIVERY_ID_HEADER, EVENT_HEADER, readHeader, SIGNATURE_HEADER } from '../headers';
-import type { ReceiverInput } from '../receiver';
+import type { ReceiverInput } from '../endpoint';
 import { type ReceiverState, reportError } from '../receiver-state';
-import { resolveRequestSecrets } from '../secrets';
+import { resolveRequestSecrets } from '../request-secrets';
 import { receiptPrefix } from '../store-keys';
 import { isSignatureShaped, matchSignature } from '../verify';
 
