@@ -16,6 +16,7 @@ import { type Attempt, type AttemptOutcome, newAttempt } from './attempt';
 import { type Awaitable, isPromiseLike } from './awaitable';
 import type { DeliveryTrace } from './delivery-trace';
 import { startTrace, traceReturned, traceSettled } from './diagnostics';
+import { parseTimestamp } from './envelope';
 import type { QueuedDelivery } from './queue';
 import type { ReceiverInput } from './endpoint';
 import { type ReceiverState, reportError } from './receiver-state';
@@ -152,7 +153,7 @@ export async function runTrusted(
   const attempt = newAttempt({
     mode: 'work',
     delivery,
-    timestampMs: Date.parse(delivery.timestamp),
+    timestampMs: parseTimestamp(delivery.timestamp),
     receivedAt: queued.receivedAt,
     secretIndex: queued.secretIndex,
     headers: {},

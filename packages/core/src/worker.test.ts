@@ -162,6 +162,13 @@ describe('a job payload the worker cannot trust', () => {
     ['a timestamp that is no date', withDelivery({ timestamp: 'yesterday' }), 'the queued delivery has no valid timestamp'],
     // Date.parse would read a one-element array as its string: only a string is a timestamp.
     ['a timestamp in an array', withDelivery({ timestamp: [new Date().toISOString()] }), 'the queued delivery has no valid timestamp'],
+    // Receipt's rules (envelope.ts), not Date.parse's, which reads 2026-02-31 as March 3.
+    [
+      'a timestamp past the end of its month',
+      withDelivery({ timestamp: '2026-02-31T10:00:00.000Z' }),
+      'the queued delivery has no valid timestamp',
+    ],
+    ['a deliveryId with a control character', withDelivery({ deliveryId: 'wdl_a\u0000b' }), 'the queued delivery has no valid deliveryId'],
     ['data that is a string', withDelivery({ data: 'x' }), 'the queued delivery has no data object'],
     ['null data', withDelivery({ data: null }), 'the queued delivery has no data object'],
     ['data that is an array', withDelivery({ data: [] }), 'the queued delivery has no data object'],
