@@ -42,7 +42,7 @@ export { STATUS_BY_CODE, type HooklineErrorCode, type ErrorDetails } from './err
 export { parseEnvelope } from './envelope';
 export { closestName, closestEventName } from './closest-name';
 export { SIGNATURE_HEADER, EVENT_HEADER, DELIVERY_ID_HEADER, readHeader, type HeadersInput, type IncomingHeaders } from './headers';
-export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
+export { MIN_RETENTION_MS, RETRY_SCHEDULE_MS, SERVICE_TIMEOUT_MS } from './service-schedule';
 
 // Stores
 export {

@@ -6,13 +6,6 @@ import type { ReceiverLogger } from './logger';
 import type { SecretResolver, SecretValue } from './secrets';
 import type { IdempotencyStore } from './store';
 
-/** An hour in milliseconds. */
-export const HOUR = 3_600_000;
-/** The service's last retry comes ~31 h 13 min after the first attempt (0 + 30 s + 2 min + 10 min + 1 h + 6 h + 24 h). */
-export const MIN_RETENTION_MS = 32 * HOUR;
-/** The service counts an attempt as failed after 30 s (docs/service-contract.md §2.4). */
-export const SERVICE_TIMEOUT_MS = 30_000;
-
 /** Options of `createReceiver()`. */
 export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
   /**
