@@ -17,8 +17,13 @@ export interface DeliveryTrace {
   deliveryId?: string;
   /** The body's timestamp, in milliseconds since the epoch. */
   timestampMs?: number;
-  /** The store's count of claims (receive) or the job's try (work). */
-  attempt?: number;
+  /**
+   * The store's count of claims of the delivery's key, this one included: set once claimed (never on
+   * answer-fast mode's receipt, which claims nothing). A retry that finds the key free claims again.
+   */
+  claims?: number;
+  /** Work mode: the job's try as its queue counts it (1 for the first), known from the start. */
+  tries?: number;
   outcome?: TraceOutcome;
   /** The HTTP status answered (receive mode). */
   status?: number;

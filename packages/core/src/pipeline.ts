@@ -168,7 +168,7 @@ export async function runTrusted(
   await processAttempt(state, attempt);
   if (trace !== undefined) {
     traceReturned(trace);
-    trace.attempt = tries;
+    trace.tries = tries;
     traceSettled(trace, attempt, undefined);
   }
   return { outcome: attempt.outcome, error: attempt.error, claims: attempt.claims };

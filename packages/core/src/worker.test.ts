@@ -326,9 +326,9 @@ describe("the worker's trace", () => {
         receivedAt: 1_700_000_000_000,
         traceparent: traced.traceparent,
         tracestate: 'vendor=1',
-        attempt: 3,
+        tries: 3,
       });
-      expect(traces[0]).toMatchObject({ outcome: 'handled', attempt: 3 });
+      expect(traces[0]).toMatchObject({ outcome: 'handled', tries: 3 });
       expect(atStart[1]).not.toHaveProperty('traceparent');
       expect(atStart[1]).not.toHaveProperty('tracestate');
       expect(atStart[1]?.receivedAt).toBe(plain.receivedAt);

@@ -69,7 +69,7 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
         event: queued.delivery.event,
         deliveryId: queued.delivery.deliveryId,
         timestampMs: parseTimestamp(queued.delivery.timestamp),
-        attempt: job.attempt,
+        tries: job.attempt,
       };
       if (queued.traceparent !== undefined) known.traceparent = queued.traceparent;
       if (queued.tracestate !== undefined) known.tracestate = queued.tracestate;
