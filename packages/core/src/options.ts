@@ -16,8 +16,9 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
    */
   secret: SecretValue | SecretResolver | undefined;
   /**
-   * Answer-fast mode: verify, record and enqueue the delivery on this queue (`@hookline/bullmq`,
-   * `@hookline/pg-boss`), answer 202, and run the handlers in workers started with `receiver.work()`.
+   * Answer-fast mode: verify the delivery and enqueue it on this queue (`@hookline/bullmq`,
+   * `@hookline/pg-boss`), whose idempotent enqueue is the receipt, answer 202, and run the handlers in
+   * workers started with `receiver.work()` (each job claimed in the store there).
    * @default undefined (handlers run inside the request)
    */
   queue?: DeliveryQueue;

@@ -137,8 +137,7 @@ export interface WorkResult {
 /**
  * The trusted entry: runs claim → handlers → settle on a delivery that was verified on receipt (a
  * queued job). Never reachable from HTTP: only `receiver.work()` calls it. Its keys live in their own
- * namespace (`<namespace>work:`), apart from the receipts', so the receipt's completion does not make
- * the job a duplicate. `tries` is the queue's count of the job's tries, for the trace.
+ * namespace (`<namespace>work:`, store-keys.ts), apart from synchronous mode's receipts'. `tries` is the queue's count of the job's tries, for the trace.
  */
 export async function runTrusted(
   state: ReceiverState,
