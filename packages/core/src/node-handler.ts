@@ -11,7 +11,7 @@ import type { ReceiverEndpoint } from './endpoint';
 // The bridge's building blocks live in node-body.ts (reading) and node-linger.ts (the lingering close).
 export { asNodeRequest, type NodeBodyOptions, type NodeRequest, readNodeBody } from './node-body';
 export type { NodeIncomingMessage, NodeServerResponse } from './node-types';
-export { LINGER_DEFAULTS, type LingerOptions, lingerAfterAnswer, lingerOnRefusal } from './node-linger';
+export { LINGER_DEFAULTS, type LingerOptions, lingerOnRefusal } from './node-linger';
 
 /**
  * Writes an answer given before the body was read whole: with a lingering close (and
