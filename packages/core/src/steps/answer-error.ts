@@ -8,7 +8,8 @@
  */
 import { errorAnswer, type ReceiverAnswer } from '../answers';
 import type { Attempt } from '../attempt';
-import { type DeliveryTrace, traceRefusal } from '../diagnostics';
+import type { DeliveryTrace } from '../delivery-trace';
+import { traceRefusal } from '../diagnostics';
 import { HooklineError } from '../errors';
 import { emit, hasListeners, type ReceiverState } from '../receiver-state';
 import { callUserCode } from '../user-code';

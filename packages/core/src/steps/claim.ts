@@ -49,7 +49,7 @@ function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): A
     return answerError(state, attempt.error, attempt, attempt.trace);
   }
   attempt.claims = result.attempt;
-  if (attempt.trace !== undefined) attempt.trace.attempt = result.attempt;
+  if (attempt.trace !== undefined) attempt.trace.claims = result.attempt;
   return undefined;
 }
 

@@ -1,7 +1,8 @@
 /**
  * The delivery's record, at the end of an attempt: completed (kept for the retention, longer when the
  * body's timestamp needs it) or released so that the next attempt runs the handlers again. Settle
- * (step 5) records the handlers' outcome; answer-fast mode (step 4b) records the enqueue's; a guarded
+ * (step 5) records the handlers' outcome, on receipt in synchronous mode and in a worker; answer-fast
+ * mode's receipt records nothing (the queue's idempotent enqueue is its receipt, step 4b). A guarded
  * handler's own record is kept for as long (step 4a). A store error here goes to `onError`: the answer
  * stays what the handlers earned.
  */
