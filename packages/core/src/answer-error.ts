@@ -10,7 +10,8 @@
  */
 import { acceptedAnswer, errorAnswer, type ReceiverAnswer, refusalOf } from './answers';
 import type { Attempt } from './attempt';
-import { type DeliveryTrace, traceRefusal } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { traceRefusal } from './diagnostics';
 import { HooklineError } from './errors';
 import type { Outcome } from './outcome';
 import { emit, hasListeners, type ReceiverState } from './receiver-state';

@@ -3,9 +3,9 @@
  * `{ status, headers, body }` onto their framework's response.
  *
  * The service treats any 2xx within 30 s as success and anything else as a reason to retry, up to
- * 7 attempts over ~31 h (docs/service-contract.md §2.4). So: 2xx only once the handlers finished (or for a
- * duplicate of a finished delivery, an unknown event, a permanent failure); a retryable status when
- * a retry can succeed; 4xx for requests no retry can fix.
+ * 7 attempts over ~31 h (docs/service-contract.md §2.4). So: 2xx only once the handlers finished, or in
+ * answer-fast mode once the queue holds the job durably (and for a duplicate, an unknown event, a
+ * permanent failure); a retryable status when a retry can succeed; 4xx for requests no retry can fix.
  */
 import { HooklineError, type HooklineErrorCode } from './errors';
 import type { Outcome, WaitReason } from './outcome';
@@ -27,7 +27,7 @@ function json(status: number, body: string, extra?: Record<string, string>): Rec
 // one, keeps its init headers and adds Content-Length to them. Two small objects cost nanoseconds.
 /** Handlers finished: the delivery is done. */
 export const handledAnswer = (): ReceiverAnswer => json(200, '{"ok":true}');
-/** A repeat of a completed delivery: done already, handlers not run again. */
+/** A repeat of a completed delivery, or in answer-fast mode of one the queue holds: handlers not run again. */
 export const duplicateAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"duplicate":true}');
 /** No handler for this event (an event added to the catalogue later, say): 2xx, or the service retries it for 31 h. */
 export const unhandledAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"unhandled":true}');

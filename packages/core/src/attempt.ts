@@ -5,7 +5,7 @@
  * handler's context call it `attempt`), and a queue's try of a job (`QueueJob.attempt`).
  */
 import type { DeliveryContext } from './context';
-import type { DeliveryTrace } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
 import type { Matched } from './dispatch';
 import { LeaseLostError } from './errors';
 import type { Delivery } from './events';

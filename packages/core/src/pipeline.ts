@@ -18,10 +18,12 @@ import type * as answers from './answers';
 import { answerError, answerOutcome, reportOutcome } from './answer-error';
 import { type Attempt, followJobFence, newAttempt } from './attempt';
 import { type Awaitable, isPromiseLike } from './awaitable';
-import { type DeliveryTrace, startTrace, traceReturned, traceSettled } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { startTrace, traceReturned, traceSettled } from './diagnostics';
+import { parseTimestamp } from './envelope';
 import type { Outcome } from './outcome';
 import type { QueuedDelivery } from './queue';
-import type { ReceiverInput } from './receiver';
+import type { ReceiverInput } from './endpoint';
 import { type ReceiverState, reportError } from './receiver-state';
 import { admit } from './steps/admit';
 import { claim } from './steps/claim';
@@ -164,8 +166,7 @@ export interface WorkResult {
 /**
  * The trusted entry: runs claim → handlers → settle on a delivery that was verified on receipt (a
  * queued job). Never reachable from HTTP: only `receiver.work()` calls it. Its keys live in their own
- * namespace (`<namespace>work:`), apart from the receipts', so the receipt's completion does not make
- * the job a duplicate. `tries` is the queue's count of the job's tries, for the trace.
+ * namespace (`<namespace>work:`, store-keys.ts), apart from synchronous mode's receipts'. `tries` is the queue's count of the job's tries, for the trace.
  */
 export async function runTrusted(
   state: ReceiverState,
@@ -181,7 +182,7 @@ export async function runTrusted(
   const attempt = newAttempt({
     mode: 'work',
     delivery,
-    timestampMs: Date.parse(delivery.timestamp),
+    timestampMs: parseTimestamp(delivery.timestamp),
     receivedAt: queued.receivedAt,
     secretIndex: queued.secretIndex,
     headers: {},
@@ -203,7 +204,7 @@ export async function runTrusted(
   reportOutcome(state, attempt, outcome);
   if (trace !== undefined) {
     traceReturned(trace);
-    trace.attempt = tries;
+    trace.tries = tries;
     traceSettled(trace, attempt, undefined);
   }
   return { outcome, claims: attempt.claims };

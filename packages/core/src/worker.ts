@@ -5,8 +5,10 @@
  * (claim → handlers → settle in the `work:` key namespace), so a job the queue delivers twice still
  * runs its handlers to success once.
  */
-import { type DeliveryTrace, startTrace } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { startTrace } from './diagnostics';
 import { refuse } from './answers';
+import { checkEnvelope, type EnvelopeFields, type EnvelopeIssue, parseTimestamp } from './envelope';
 import { jobResult } from './job-result';
 import { runTrusted } from './pipeline';
 import type { JobResult, QueuedDelivery, QueueJob, QueueWorker } from './queue';
@@ -32,16 +34,21 @@ export interface WorkOptions {
   closeTimeoutMs?: number;
 }
 
+/** What a corrupt job's dead letter says of each envelope field that receipt would have refused. */
+const QUEUED_ENVELOPE_ISSUES: Record<EnvelopeIssue['field'], string> = {
+  event: 'the queued delivery has no event',
+  deliveryId: 'the queued delivery has no valid deliveryId',
+  timestamp: 'the queued delivery has no valid timestamp',
+  data: 'the queued delivery has no data object',
+};
+
 /** Why a job payload cannot be trusted, or `undefined` when it has the shape the receiver enqueues. */
 export function checkQueuedDelivery(payload: unknown): string | undefined {
   if (typeof payload !== 'object' || payload === null) return 'the job payload is not an object';
   const { delivery, receivedAt, secretIndex } = payload as Partial<QueuedDelivery>;
   if (typeof delivery !== 'object' || delivery === null) return 'the job payload has no delivery';
-  const { event, deliveryId, timestamp, data } = delivery as Partial<QueuedDelivery['delivery']>;
-  if (typeof event !== 'string' || event.length === 0) return 'the queued delivery has no event';
-  if (typeof deliveryId !== 'string' || !deliveryId.startsWith('wdl_')) return 'the queued delivery has no valid deliveryId';
-  if (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp))) return 'the queued delivery has no valid timestamp';
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return 'the queued delivery has no data object';
+  const issue = checkEnvelope(delivery as EnvelopeFields);
+  if (typeof issue !== 'number') return QUEUED_ENVELOPE_ISSUES[issue.field];
   if (typeof receivedAt !== 'number' || typeof secretIndex !== 'number') return 'the job payload lacks receivedAt or secretIndex';
   const { scope } = payload as Partial<QueuedDelivery>;
   if (scope !== undefined && typeof scope !== 'string') return 'the job payload has a scope that is not a string';
@@ -60,8 +67,8 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
       const known: Partial<DeliveryTrace> = {
         event: queued.delivery.event,
         deliveryId: queued.delivery.deliveryId,
-        timestampMs: Date.parse(queued.delivery.timestamp),
-        attempt: job.attempt,
+        timestampMs: parseTimestamp(queued.delivery.timestamp),
+        tries: job.attempt,
       };
       if (queued.traceparent !== undefined) known.traceparent = queued.traceparent;
       if (queued.tracestate !== undefined) known.tracestate = queued.tracestate;

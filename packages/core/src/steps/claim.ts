@@ -46,7 +46,7 @@ function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): O
     return waitOutcome(result.retryAfterMs, 'in_progress');
   }
   attempt.claims = result.attempt;
-  if (attempt.trace !== undefined) attempt.trace.attempt = result.attempt;
+  if (attempt.trace !== undefined) attempt.trace.claims = result.attempt;
   return undefined;
 }
 

@@ -14,6 +14,7 @@
  */
 import { HooklineError } from '../errors';
 import { type Outcome, type WaitReason, waitOutcome } from '../outcome';
+import { RETRY_SCHEDULE_MS } from '../service-schedule';
 
 const GUARD = Symbol('hookline.guard-outcome');
 
@@ -61,4 +62,4 @@ export function predecessorWaitMs(claims: number): number {
 }
 
 /** The service's gaps between its 7 attempts: 30 s, 2 min, 10 min, 1 h, 6 h, 24 h. */
-const RETRY_GAPS_MS = [30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000] as const;
+const RETRY_GAPS_MS = RETRY_SCHEDULE_MS.slice(1);

@@ -1,8 +1,9 @@
 /**
  * The delivery's record, at the end of an attempt: completed (kept for the retention, longer when the
  * body's timestamp needs it: retention.ts) or released so that the next attempt runs the handlers
- * again. Settle (step 5) records the handlers' outcome here. A store error here goes to `onError`:
- * the outcome stays what the handlers earned.
+ * again. Settle (step 5) records the handlers' outcome here, on receipt in synchronous mode and in a
+ * worker; answer-fast mode's receipt records nothing (the queue's idempotent enqueue is its receipt,
+ * step 4b). A store error here goes to `onError`: the outcome stays what the handlers earned.
  */
 import type { Attempt } from '../attempt';
 import type { Awaitable } from '../awaitable';
