@@ -250,6 +250,25 @@ describe('what the worker tells the queue', () => {
     expect(result).toMatchObject({ status: 'wait', reason: expect.stringContaining(`${busy.delivery.deliveryId} is in_progress`) });
   });
 
+  it('a wait that neither the rejected hook nor the logger hears of, whether the delivery or a guard makes the job wait', async () => {
+    const { queue, run } = directQueue();
+    const store = memoryStore();
+    const rejected = vi.fn();
+    const warned: string[] = [];
+    const logger = { info: () => {}, warn: (_fields: unknown, message: string) => warned.push(message), error: () => {} };
+    createReceiver({ secret: SECRET, queue, store, logger, hooks: { rejected } })
+      .on('*', vi.fn(), { name: 'status', order: { key: () => 'line_1' } })
+      .work();
+    const held = job();
+    store.claim(`hookline:work:${held.delivery.deliveryId}`, 'another-worker', 60_000);
+    const guarded = job({ delivery: envelope({ deliveryId: 'wdl_guarded' }) as unknown as QueuedDelivery['delivery'] });
+    store.claim('hookline:work:order:status:lock:line_1', 'another-worker', 60_000);
+    expect(await run(held)).toMatchObject({ status: 'wait', reason: expect.stringContaining('is in_progress') });
+    expect(await run(guarded)).toMatchObject({ status: 'wait', reason: expect.stringContaining('is resource_busy') });
+    expect(rejected).not.toHaveBeenCalled();
+    expect(warned).toEqual([]);
+  });
+
   it('a retry when the store fails before anything ran', async () => {
     const { queue, run } = directQueue();
     const inner = memoryStore();

@@ -28,16 +28,23 @@ export function admit(state: ReceiverState, input: ReceiverInput, trace: Deliver
   const signature = readHeader(input.headers, SIGNATURE_HEADER);
   if (signature === undefined || signature === '') throw answers.invalidSignature('missing');
   if (config.secrets === undefined) {
-    return resolveRequestSecrets(state, input).then(({ secrets, scope }) => {
-      const match = matchSignature(body, signature, secrets);
-      return isPromiseLike(match)
-        ? match.then((index) => accept(state, input, index, scope, trace))
-        : accept(state, input, match, scope, trace);
-    });
+    return resolveRequestSecrets(state, input).then(({ secrets, scope }) => verify(state, input, signature, secrets, scope, trace));
   }
-  const match = matchSignature(body, signature, config.secrets);
-  if (isPromiseLike(match)) return match.then((index) => accept(state, input, index, '', trace));
-  return accept(state, input, match, '', trace);
+  return verify(state, input, signature, config.secrets, '', trace);
+}
+
+/** The signature checked against `secrets`: synchronous under node:crypto, a promise under Web Crypto. */
+function verify(
+  state: ReceiverState,
+  input: ReceiverInput,
+  signature: string,
+  secrets: Parameters<typeof matchSignature>[2],
+  scope: string,
+  trace: DeliveryTrace | undefined,
+): Awaitable<Attempt> {
+  const match = matchSignature(input.body, signature, secrets);
+  if (isPromiseLike(match)) return match.then((index) => accept(state, input, index, scope, trace));
+  return accept(state, input, match, scope, trace);
 }
 
 /** The signature matched secret `secretIndex` (negative: none, or malformed): check the envelope, its headers and its age. */
