@@ -50,6 +50,8 @@ const colliding = (scenario: Scenario) => guarded(scenario) && scenario.burst;
 const stalling = (scenario: Scenario) => guarded(scenario) && scenario.rates.stallAfterWrite > 0;
 /** Handlers that can fail (they throw, or an outage makes them). */
 const failing = (scenario: Scenario) => scenario.rates.handlerThrow > 0 || scenario.outage !== undefined;
+/** A handler's process may pause mid-run past its lease (handlers.ts): the handler fence's case. */
+const pausingMidRun = (scenario: Scenario) => scenario.rates.pauseMidRun > 0;
 /** An outage long enough for the queue to dead-letter jobs, which the service then replays. */
 const deadLettering = (scenario: Scenario) => scenario.outage !== undefined;
 
@@ -214,6 +216,31 @@ export const MUTANTS: Record<string, Mutant> = {
     caughtBy: ['try-spent-without-failure', 'dead-letter-without-failure'],
     floor: 0.91,
     reaches: colliding,
+  },
+  'lease-loss-not-aborted': {
+    description: "the heartbeat finds a lease gone and does not abort the handlers' signal",
+    modes: ['answer-fast'],
+    caughtBy: ['lease-lost-not-aborted'],
+    floor: 0.25,
+    floorWhy:
+      "Reached only where the paused holder's lock is taken over by another process's worker while it is paused and a heartbeat after it finds the lock gone (61 of its 200 seeds, 30.5 %: in the others the jobs that wait for the lock are held by the paused process itself, or the other worker is down), and every one of them catches it. Synchronous modes cannot reach it: the deadline's 503 aborts the signal first, and the first reason stands.",
+    reaches: (scenario) => scenario.midRunHolder !== undefined,
+  },
+  'fencing-token-not-passed': {
+    description: 'the handlers get the same fencing token in every run (1), not the claim count',
+    modes: ['delivery', 'handler'],
+    caughtBy: ['stale-token-write'],
+    floor: 0.32,
+    floorWhy:
+      "Reached only where a run paused mid-run resumes after the service's next attempt, sent to another receiver, took the delivery over and wrote (the clean runs' resource refuses a stale token in 150 of these 400 seeds, 37.5 %); with one token for every run that write lands, and every one of them catches it.",
+    reaches: pausingMidRun,
+  },
+  'too-large-answered-early': {
+    description: 'a delivery too large for the queue is answered 202 at once while the request goes on handling it',
+    modes: ['answer-fast'],
+    caughtBy: ['2xx-before-handlers-done', 'answered-delivery-not-handled'],
+    floor: 0.95,
+    reaches: (scenario) => (scenario.queue?.tooLarge.length ?? 0) > 0,
   },
 };
 
