@@ -188,7 +188,7 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
     crashAfterWrite: random.pick([0, 0.02]),
     pauseAfterWrite: random.pick([0, 0.05, 0.15]),
     writeThenThrow: random.pick([0, 0.5]),
-    stallAfterWrite: random.pick([0, 0.05, 0.15]),
+    stallAfterWrite: random.pick([0, 0.2, 0.4]),
     minutesLate: random.pick([0, 0.3]),
     duplicateCopy: random.pick([0.25, 0.5]),
     replayCompleted: 0.2,
@@ -197,7 +197,7 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
     pauseMidRun: 0,
   };
   const queue = answerFast ? planQueue(random, receivers, maxRunMs) : undefined;
-  const contention = contended ? { resource: 'r0', pauseMs: Math.round(leaseMs * (2 + random.next() * 3)) } : undefined;
+  const contention = contended ? { resource: 'r0', pauseMs: Math.round(leaseMs * (3 + random.next() * 3)) } : undefined;
   const storeOutages = Array.from({ length: random.pick([0, 0, 1, 2]) }, () => ({
     at: random.int(0, 12 * MINUTE),
     durationMs: random.int(2 * SECOND, 3 * leaseMs),
