@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
-import { simulationMutants } from './test/simulation/source-mutants';
+import { simulationMutants } from './test/simulation/source-mutants.ts';
 
 // Tests read every package's src/ through the `@hookline/source` export condition: no build needed.
 const conditions = ['@hookline/source', 'import', 'module', 'node', 'default'];

@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import type { Plugin } from 'vitest/config';
-import { isReceiverMutant, RECEIVER_MUTANTS } from './receiver-mutants';
+import { isReceiverMutant, RECEIVER_MUTANTS } from './receiver-mutants.ts';
 
 const QUERY = /[?&]sim-mutant=([\w-]+)$/;
 const CORE_SOURCES = `${path.sep}packages${path.sep}core${path.sep}src${path.sep}`;

@@ -1,7 +1,7 @@
 // The Lambda worker at the edges of an invocation, driven the way Lambda drives it: batches larger
 // than the function's concurrency, an invocation that runs out of time or is killed (Lambda then deletes
 // none of its batch), and an execution environment frozen with a handler still running and thawed later.
-import { PermanentFailure } from '@hookline/core';
+import { LeaseLostError, PermanentFailure } from '@hookline/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningSqsServer, startSqsServer } from '../support/sqs-server/start';
 import { type DeploymentOptions, deployment as deploy, functionUrlEvent, newId } from './support/deployment';
@@ -105,5 +105,36 @@ describe('a frozen execution environment', () => {
         new RegExp(`frozen for about \\d+ ms, longer than the receiver's leaseMs \\(600 ms\\), while the handlers of ${deliveryId} ran on`),
       ),
     );
+  }, 30_000);
+
+  it('aborts the signal of a handler handed back when a thaw outlasted its lease: it stops before it writes, and its copy runs once', async () => {
+    const { web, worker, receiver } = await deployment({ leaseMs: 600, maxRunMs: 20_000, handler: { handBackMarginMs: 500 } });
+    let resume!: () => void;
+    let firstSignal: AbortSignal | undefined;
+    const writes: number[] = [];
+    receiver.on('message.delivered', async (_delivery, { signal, fencingToken }) => {
+      if (firstSignal === undefined) {
+        firstSignal = signal;
+        await new Promise<void>((resolve) => (resume = resolve));
+      }
+      signal.throwIfAborted();
+      writes.push(fencingToken);
+    });
+    await web(functionUrlEvent(newId()));
+    expect((await worker.invoke({ remainingMs: 1_500 })).ended).toBe('returned');
+    expect(firstSignal?.aborted).toBe(false);
+    // Frozen for 1.5 s, longer than the 600 ms lease; nothing else claimed the delivery meanwhile, so the
+    // store still extends the lapsed lease: only the thaw can tell the handler it must stop.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1_500);
+    await sleep(200);
+    expect(firstSignal?.aborted).toBe(true);
+    expect(LeaseLostError.is(firstSignal?.reason)).toBe(true);
+    expect(String((firstSignal?.reason as Error | undefined)?.message)).toMatch(
+      /may have lapsed while its handlers ran \(sqsHandler: this execution environment was frozen/,
+    );
+    resume();
+    // The resumed handler wrote nothing; its copy (handed back as a wait of one lease) runs and writes once.
+    for (let i = 0; i < 10 && writes.length === 0; i++) await worker.invoke(1);
+    expect(writes).toEqual([2]);
   }, 30_000);
 });

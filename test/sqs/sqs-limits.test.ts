@@ -170,7 +170,13 @@ describe('FIFO queues', () => {
 
 describe('a queue that cannot consume', () => {
   it('refuses to consume without a store, saying why', () => {
-    const queue = sqsQueue({ client: { send: async () => ({}) }, queueUrl: 'https://sqs.us-east-1.amazonaws.com/1/q' });
+    // A client that answers nothing: the queue's size check says so through onError, which this test keeps.
+    const reported: Error[] = [];
+    const queue = sqsQueue({
+      client: { send: async () => ({}) },
+      queueUrl: 'https://sqs.us-east-1.amazonaws.com/1/q',
+      onError: (error) => void reported.push(error),
+    });
     const receiver = createReceiver({ secret: 'whsec_x', store: memoryStore(), queue });
     expect(() => receiver.work()).toThrow(/has no store, and consuming needs one/);
   });

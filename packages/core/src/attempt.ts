@@ -7,6 +7,7 @@
 import type { DeliveryContext } from './context';
 import type { DeliveryTrace } from './diagnostics';
 import type { Matched } from './dispatch';
+import { LeaseLostError } from './errors';
 import type { Delivery } from './events';
 import type { HeadersInput } from './headers';
 import type { HandlerOutcome } from './in-flight';
@@ -121,4 +122,28 @@ export function dropLease(attempt: Attempt, key: string): void {
   const held = attempt.heldLeases;
   const at = held === undefined ? -1 : held.indexOf(key);
   if (at >= 0) held?.splice(at, 1);
+}
+
+/**
+ * Follows a queue job's fence (`QueueJob.signal`) while the attempt runs: once the consumer aborts it
+ * (a job handed back whose lease may have lapsed since), the handlers' signal is aborted with a
+ * LeaseLostError on the delivery's key, as when the heartbeat finds the lease gone. Returns the unfollow.
+ */
+export function followJobFence(fence: AbortSignal, attempt: Attempt): () => void {
+  const stop = () => {
+    const reason: unknown = fence.reason;
+    const why = reason instanceof Error ? reason.message : String(reason);
+    const error = new LeaseLostError(
+      `hookline: the lease on ${attempt.delivery.deliveryId} may have lapsed while its handlers ran (${why}): another attempt may be running them now, so this one must not write`,
+      attempt.key,
+    );
+    error.cause = reason;
+    attempt.context?.abort(error);
+  };
+  if (fence.aborted) {
+    stop();
+    return () => {};
+  }
+  fence.addEventListener('abort', stop, { once: true });
+  return () => fence.removeEventListener('abort', stop);
 }

@@ -12,7 +12,7 @@
  * a promise only when something really waits (see awaitable.ts for why).
  */
 import type * as answers from './answers';
-import { type Attempt, type AttemptOutcome, newAttempt } from './attempt';
+import { type Attempt, type AttemptOutcome, followJobFence, newAttempt } from './attempt';
 import { type Awaitable, isPromiseLike } from './awaitable';
 import { type DeliveryTrace, startTrace, traceReturned, traceSettled } from './diagnostics';
 import type { QueuedDelivery } from './queue';
@@ -143,6 +143,7 @@ export async function runTrusted(
   queued: QueuedDelivery,
   tries: number,
   trace: DeliveryTrace | undefined,
+  fence?: AbortSignal,
 ): Promise<WorkResult> {
   // The envelope's four fields, as the receiver hands them to handlers: a job stored from the body's
   // own text (queuedDeliveryJson) also holds any other top-level field the service sent.
@@ -163,7 +164,12 @@ export async function runTrusted(
     trace.deliveryId = delivery.deliveryId;
     trace.timestampMs = attempt.timestampMs;
   }
-  await processAttempt(state, attempt);
+  const unfence = fence === undefined ? undefined : followJobFence(fence, attempt);
+  try {
+    await processAttempt(state, attempt);
+  } finally {
+    unfence?.();
+  }
   if (trace !== undefined) {
     traceReturned(trace);
     trace.attempt = tries;

@@ -4,9 +4,18 @@
  * always carries; a receiver that accepts larger bodies handles those in the request instead of
  * queueing them (steps/handle-in-request.ts). That is worth one warning when the receiver is made,
  * saying what happens to such a delivery, rather than a surprise on the first large one.
+ *
+ * Not when the queue carries nearly all of `maxBodyBytes` (at least `NEARLY_ALL`): SQS at its 1 MiB
+ * maximum carries all but the 9 KB its attributes take, so every default set-up would print a warning
+ * nobody can act on (SQS's limit cannot go higher) about deliveries that are all but never sent. Those
+ * few are handled in the request all the same, as the queue's README says. A queue that carries much
+ * less (Cloudflare Queues' 128 KB against the default 1 MiB) is worth the warning.
  */
 import type { ReceiverState } from './receiver-state';
 import { callUserCode } from './user-code';
+
+/** The share of `maxBodyBytes` a queue may carry without a warning: what it cannot carry is a sliver. */
+const NEARLY_ALL = 15 / 16;
 
 export function checkQueueLimit(state: ReceiverState): void {
   const { queue, maxBodyBytes, deadlineMs } = state.config;
@@ -19,7 +28,7 @@ export function checkQueueLimit(state: ReceiverState): void {
   }
   asked.then(
     (limitBytes) => {
-      if (typeof limitBytes !== 'number' || maxBodyBytes <= limitBytes) return;
+      if (typeof limitBytes !== 'number' || limitBytes >= maxBodyBytes * NEARLY_ALL) return;
       warn(
         state,
         { queue: queue.name, maxBodyBytes, queueBodyLimitBytes: limitBytes },
@@ -40,5 +49,6 @@ export function checkQueueLimit(state: ReceiverState): void {
 function warn(state: ReceiverState, fields: object, message: string): void {
   const { logger, consoleNotes } = state.config;
   if (logger !== undefined) callUserCode(state, "the logger's warn()", () => logger.warn(fields, message));
-  else if (consoleNotes) console.warn(message);
+  // On the console as the receiver's other notes are written: `[hookline] …`.
+  else if (consoleNotes) console.warn(message.replace(/^hookline: /, '[hookline] '));
 }

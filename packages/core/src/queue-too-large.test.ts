@@ -99,7 +99,7 @@ describe('the start-up check of the queue’s limit', () => {
     expect(lines[0]?.[1]).toMatch(/a delivery between the two is still accepted, but handled in the request as in synchronous mode/);
   });
 
-  it('says nothing when maxBodyBytes is within it, and warns when the limit cannot be read', async () => {
+  it('says nothing when maxBodyBytes is within it or nearly (a sliver above it), and warns when the limit cannot be read', async () => {
     const within = logger();
     createReceiver({
       secret: SECRET,
@@ -113,8 +113,12 @@ describe('the start-up check of the queue’s limit', () => {
       queue: sizedQueue(0, { bodyLimit: async () => Promise.reject(new Error('AccessDenied')) }).queue,
       logger: failing.logger,
     });
+    // SQS at its 1 MiB maximum carries all but what its attributes take: nothing to act on, nothing said.
+    const sliver = logger();
+    createReceiver({ secret: SECRET, queue: sizedQueue(0, { bodyLimit: async () => 1_039_299 }).queue, logger: sliver.logger });
     await tick();
     expect(within.lines).toEqual([]);
+    expect(sliver.lines).toEqual([]);
     expect(failing.lines[0]?.[1]).toMatch(/could not read the sized queue's message size limit \(AccessDenied\)/);
   });
 });

@@ -32,6 +32,13 @@ export interface QueueJob {
   readonly attempt: number;
   /** Tries the backend makes before it dead-letters the job. */
   readonly maxAttempts: number;
+  /**
+   * The consumer's fence for this job, for a backend whose platform can suspend it (a Lambda
+   * execution environment frozen and thawed): aborted when the job was handed back and its lease may
+   * have lapsed since, the handlers' `context.signal` is aborted with a `LeaseLostError` (its `cause`
+   * is this signal's reason), so a handler still running stops before it writes over its copy.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**

@@ -3,6 +3,7 @@
 // key it refused is a data error (500), anything else an outage (503).
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryStore } from './memory-store';
+import { queueJobEntry } from './receiver-entry';
 import { createReceiver } from './receiver';
 import { type IdempotencyStore, StoreDataError, StoreNotSetUpError } from './store';
 import { envelope, json, SECRET, signed } from './test-support';
@@ -54,21 +55,50 @@ describe('a store that is not set up', () => {
     expect(String(warn.mock.calls[0]?.[0])).toContain('refused a request with 500 CONFIGURATION_ERROR (store_not_set_up)');
   });
 
-  it('is not handed to onError listeners nor logged at error level, each refusal a warn line with the fix', async () => {
-    const logger = { warn: vi.fn(), error: vi.fn() };
-    const onError = vi.fn();
-    const receiver = createReceiver({ secret: SECRET, logger, store: storeWith({ claim: () => Promise.reject(notSetUp()) }) }).onError(
-      onError,
-    );
+  it('is handed to onError listeners (phase store) at once, then at most once a minute, and never logged at error level', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const logger = { warn: vi.fn(), error: vi.fn() };
+      const heard: [unknown, unknown][] = [];
+      const receiver = createReceiver({ secret: SECRET, logger, store: storeWith({ claim: () => Promise.reject(notSetUp()) }) }).onError(
+        (error, info) => void heard.push([error, info]),
+      );
+      receiver.on('*', () => {});
+      const first = envelope();
+      await receiver.handle(signed(first));
+      await receiver.handle(signed(envelope()));
+      expect(heard).toHaveLength(1);
+      expect(StoreNotSetUpError.is(heard[0]?.[0])).toBe(true);
+      expect(String((heard[0]?.[0] as Error | undefined)?.message)).toContain('Run `await store.setup()`');
+      expect(heard[0]?.[1]).toEqual({ phase: 'store', delivery: expect.objectContaining({ deliveryId: first.deliveryId }) });
+      vi.setSystemTime(Date.now() + 59_000);
+      await receiver.handle(signed(envelope()));
+      expect(heard).toHaveLength(1);
+      vi.setSystemTime(Date.now() + 2_000);
+      await receiver.handle(signed(envelope()));
+      expect(heard).toHaveLength(2);
+      expect(logger.error).not.toHaveBeenCalled();
+      expect(logger.warn.mock.calls.map(([fields]) => (fields as { details: unknown }).details)).toEqual(
+        Array.from({ length: 4 }, () => ({ reason: 'store_not_set_up' })),
+      );
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('is heard by the onError listeners of a worker too, while the queue keeps the job', async () => {
+    const heard: unknown[] = [];
+    const receiver = createReceiver({
+      secret: SECRET,
+      logger: false,
+      store: storeWith({ claim: () => Promise.reject(notSetUp()) }),
+    }).onError((error, info) => void heard.push(info.phase, StoreNotSetUpError.is(error)));
     receiver.on('*', () => {});
-    await receiver.handle(signed(envelope()));
-    await receiver.handle(signed(envelope()));
-    expect(onError).not.toHaveBeenCalled();
-    expect(logger.error).not.toHaveBeenCalled();
-    expect(logger.warn.mock.calls.map(([fields]) => (fields as { details: unknown }).details)).toEqual([
-      { reason: 'store_not_set_up' },
-      { reason: 'store_not_set_up' },
-    ]);
+    const job = { payload: { delivery: envelope(), receivedAt: Date.now(), secretIndex: 0 }, attempt: 1, maxAttempts: 3 };
+    await queueJobEntry(receiver)
+      ?.process(job)
+      .catch(() => undefined);
+    expect(heard).toEqual(['store', true]);
   });
 
   it("is answered the same from an ordering guard's store call (its version table missing): the handler does not run", async () => {

@@ -69,7 +69,7 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
       return known;
     },
   );
-  const result = await runTrusted(state, queued, job.attempt, trace);
+  const result = await runTrusted(state, queued, job.attempt, trace, job.signal);
   const { event, deliveryId } = queued.delivery;
   switch (result.outcome) {
     case 'handled':

@@ -10,7 +10,8 @@
 // A frozen execution environment may be thawed for a later invocation, and a handler handed back
 // then resumes where it was, after its lease lapsed: its copy may be running elsewhere, beside it.
 // The thaw cannot be prevented; `thawWatch` notices it (a gap in time longer than `leaseMs` while
-// such handlers run) and reports it.
+// such handlers run), reports it, and aborts their jobs' fences: each handler's `context.signal` is
+// aborted with a LeaseLostError, so a handler that checks it stops before it writes over its copy.
 import type { JobResult, QueueJob } from '@hookline/core/adapter';
 
 /**
@@ -34,10 +35,10 @@ export function invocationTime(
   marginMs: number,
   leaseMs: number,
   process: (job: QueueJob) => Promise<JobResult>,
-  handedBack: (work: Promise<unknown>, job: QueueJob) => void,
+  handedBack: (work: Promise<unknown>, job: QueueJob, fence: AbortController) => void,
 ): InvocationTime {
   let over = false;
-  const running = new Map<(result: JobResult) => void, { work: Promise<unknown>; job: QueueJob }>();
+  const running = new Map<(result: JobResult) => void, { work: Promise<unknown>; job: QueueJob; fence: AbortController }>();
   const handBack: JobResult = {
     status: 'wait',
     delayMs: leaseMs,
@@ -54,9 +55,9 @@ export function invocationTime(
       : setTimeout(
           () => {
             over = true;
-            for (const [settle, { work, job }] of running) {
+            for (const [settle, { work, job, fence }] of running) {
               settle(handBack);
-              handedBack(work, job);
+              handedBack(work, job, fence);
             }
           },
           Math.max(0, Math.min(remainingMs - marginMs, remainingMs / 2)),
@@ -66,8 +67,10 @@ export function invocationTime(
     process(job) {
       if (over) return Promise.resolve(notStarted);
       return new Promise<JobResult>((resolve, reject) => {
-        const work = process(job);
-        running.set(resolve, { work, job });
+        // The job's fence: aborted if its handler, handed back, runs on past a thaw (`thawWatch`).
+        const fence = new AbortController();
+        const work = process({ ...job, signal: fence.signal });
+        running.set(resolve, { work, job, fence });
         work.then(resolve, reject).finally(() => running.delete(resolve));
       });
     },
@@ -75,9 +78,12 @@ export function invocationTime(
   };
 }
 
-/** Watches the handlers handed back by earlier invocations, and reports a thaw that outlasted their leases. */
+/**
+ * Watches the handlers handed back by earlier invocations: a thaw that outlasted their leases is
+ * reported, and their fences are aborted (their `context.signal`, with a LeaseLostError).
+ */
 export function thawWatch(leaseMs: number, onError: (error: Error) => void) {
-  const handedBack = new Map<Promise<unknown>, string>();
+  const handedBack = new Map<Promise<unknown>, { deliveryId: string; fence: AbortController }>();
   const tickMs = Math.max(10, Math.min(1_000, leaseMs / 4));
   let lastTick = Date.now();
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -87,23 +93,24 @@ export function thawWatch(leaseMs: number, onError: (error: Error) => void) {
     const gap = now - lastTick;
     lastTick = now;
     if (gap <= leaseMs || handedBack.size === 0) return;
-    const ids = [...new Set(handedBack.values())].join(', ');
-    onError(
-      new Error(
-        `sqsHandler: this execution environment was frozen for about ${gap} ms, longer than the receiver's leaseMs (${leaseMs} ms), while the handlers of ${ids} ran on after an earlier invocation handed their jobs back: their leases have lapsed, so their copies may be running elsewhere, beside them. Their completion is recorded only if no copy took the delivery over; their side effects are not fenced.`,
-      ),
+    const ids = [...new Set([...handedBack.values()].map(({ deliveryId }) => deliveryId))].join(', ');
+    const thawed = new Error(
+      `sqsHandler: this execution environment was frozen for about ${gap} ms, longer than the receiver's leaseMs (${leaseMs} ms), while the handlers of ${ids} ran on after an earlier invocation handed their jobs back: their leases have lapsed, so their copies may be running elsewhere, beside them. Their context.signal is aborted (a LeaseLostError) and their completion is recorded only if no copy took the delivery over; a write they make without checking the signal or fencing it with context.fencingToken is not stopped.`,
     );
+    // The fences first: a handler resuming after this tick already finds its signal aborted.
+    for (const { fence } of handedBack.values()) fence.abort(thawed);
+    onError(thawed);
   }
 
   return {
     /** A handler handed back that may run on: watched until it ends. */
-    track(work: Promise<unknown>, deliveryId: string): void {
+    track(work: Promise<unknown>, deliveryId: string, fence: AbortController): void {
       if (handedBack.size === 0) {
         lastTick = Date.now();
         timer = setInterval(tick, tickMs);
         (timer as { unref?: () => void }).unref?.();
       }
-      handedBack.set(work, deliveryId);
+      handedBack.set(work, { deliveryId, fence });
       const done = () => {
         handedBack.delete(work);
         if (handedBack.size === 0) clearInterval(timer);

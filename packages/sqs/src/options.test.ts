@@ -51,7 +51,8 @@ describe('sqsQueue options', () => {
   });
 
   it('bounds a call to SQS that never answers by commandTimeoutMs', async () => {
-    const queue = sqsQueue({ client: { send: () => new Promise(() => {}) }, queueUrl, commandTimeoutMs: 50 });
+    // The queue's limit given, so the receiver-less queue reads no attributes from a client that never answers.
+    const queue = sqsQueue({ client: { send: () => new Promise(() => {}) }, queueUrl, commandTimeoutMs: 50, maxMessageBytes: 1_048_576 });
     const job = {
       delivery: { event: 'x', deliveryId: 'wdl_1', timestamp: new Date().toISOString(), data: {} },
       receivedAt: 0,
@@ -67,11 +68,15 @@ describe('sqsHandler', () => {
     expect(() => sqsHandler(createReceiver({ secret: 'whsec_x' }))).toThrow(/needs an SQS queue/);
     expect(() => sqsHandler(createReceiver({ secret: 'whsec_x', queue: memoryQueue() }))).toThrow(/needs an SQS queue/);
     const store = memoryStore();
+    // The queue's limit given: the stub client has no attributes to read.
+    const maxMessageBytes = 1_048_576;
     expect(() =>
-      sqsHandler(createReceiver({ secret: 'whsec_x', store, queue: sqsQueue({ client, queueUrl, store }) }), { concurrency: 0 }),
+      sqsHandler(createReceiver({ secret: 'whsec_x', store, queue: sqsQueue({ client, queueUrl, store, maxMessageBytes }) }), {
+        concurrency: 0,
+      }),
     ).toThrow(/concurrency/);
     // Consuming needs the store's records: a queue without one is refused, saying why.
-    expect(() => sqsHandler(createReceiver({ secret: 'whsec_x', queue: sqsQueue({ client, queueUrl }) }))).toThrow(
+    expect(() => sqsHandler(createReceiver({ secret: 'whsec_x', queue: sqsQueue({ client, queueUrl, maxMessageBytes }) }))).toThrow(
       /has no store, and consuming needs one/,
     );
   });

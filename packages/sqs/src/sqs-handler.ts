@@ -118,7 +118,7 @@ export function sqsHandler(receiver: object, options: SqsHandlerOptions = {}): S
       marginMs,
       entry.leaseMs,
       (job) => entry.process(job),
-      (work, job) => thaw.track(work, deliveryIdOf(job)),
+      (work, job, fence) => thaw.track(work, deliveryIdOf(job), fence),
     );
 
     const failures: { itemIdentifier: string }[] = [];

@@ -30,6 +30,11 @@ export interface EmulatedAttempt {
   responseHeaders: Record<string, string>;
   /** The body went on past `responseBody` (it was cut off, and the connection dropped). */
   responseTruncated: boolean;
+  /**
+   * The answer was dropped to keep the emulator's memory within `maxAnswerCharsKeptInTotal` (the
+   * oldest answers go first): `responseBody` is a note saying so, `responseHeaders` empty.
+   */
+  answerDropped?: true;
   /** Why no answer came (`ECONNREFUSED`, `ENOTFOUND`, `TIMEOUT`, …); absent when one came. */
   error?: AttemptError;
   /** When the delivery's next scheduled attempt is due (ISO 8601), null when none is. */

@@ -68,6 +68,7 @@ export function createInspector(registry: WebhookRegistry) {
           filter,
           total: all.length,
           matching: matching.length,
+          answers: registry.answers(),
           deliveries: matching.slice(0, STATE_DELIVERIES),
         });
         return true;

@@ -155,3 +155,58 @@ describe('deliveries', () => {
     expect(listed[0].attempt).toBe(106);
   });
 });
+
+describe('answers', () => {
+  /** A receiver that answers 500 with a body of `chars` characters. */
+  async function startLongAnswers(chars: number) {
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(500, { 'content-type': 'text/plain' }).end('e'.repeat(chars)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(
+      () =>
+        new Promise((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
+  }
+
+  it('keeps maxAnswerCharsKept of each answer and maxAnswerCharsKeptInTotal of all, dropping the oldest first, and says so in /inspector/state', async () => {
+    const url = await startLongAnswers(3_000);
+    const emulator = await emulatorWith({ maxAnswerCharsKept: 1_000, maxAnswerCharsKeptInTotal: 5_000 });
+    await call(emulator, 'POST', '/v1/webhooks', { body: { url, events: ['message.read'] } });
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push(...(await emulator.emit('message.read')).map((delivery) => delivery.deliveryId));
+    const state = await fetch(`${emulator.url}/inspector/state`).then((response) => response.json());
+    expect(state.answers).toMatchObject({ maxCharsPerAnswer: 1_000, maxCharsInTotal: 5_000, dropped: expect.any(Number) });
+    expect(state.answers.chars).toBeLessThanOrEqual(5_000);
+    expect(state.answers.dropped).toBeGreaterThan(0);
+    const firstAttempt = (deliveryId: string) =>
+      state.deliveries.find((delivery: { deliveryId: string }) => delivery.deliveryId === deliveryId).attempts[0];
+    // The newest answer is kept, cut at 1,000 characters; the oldest was dropped, its attempt still listed.
+    expect(firstAttempt(ids.at(-1)!)).toMatchObject({ responseCode: 500, responseBody: 'e'.repeat(1_000), responseTruncated: true });
+    expect(firstAttempt(ids.at(-1)!).answerDropped).toBeUndefined();
+    expect(firstAttempt(ids[0]!)).toMatchObject({
+      responseCode: 500,
+      answerDropped: true,
+      responseHeaders: {},
+      responseBody: expect.stringContaining('answer dropped: the emulator keeps at most 5000 characters of answers in total'),
+    });
+    const kept = state.deliveries.filter((delivery: { attempts: { answerDropped?: boolean }[] }) => !delivery.attempts[0]?.answerDropped);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(ids.length);
+    // Dropped oldest first: every kept answer is newer than every dropped one.
+    const order = state.deliveries.map(
+      (delivery: { attempts: { answerDropped?: boolean }[] }) => delivery.attempts[0]?.answerDropped === true,
+    );
+    expect(order).toEqual([...order].sort());
+  });
+
+  it('refuses an answer bound that is not a whole number of at least 1', async () => {
+    await expect(startServiceEmulator({ maxAnswerCharsKept: 0 })).rejects.toThrow(/maxAnswerCharsKept /);
+    await expect(startServiceEmulator({ maxAnswerCharsKeptInTotal: 1.5 })).rejects.toThrow(/maxAnswerCharsKeptInTotal/);
+  });
+});

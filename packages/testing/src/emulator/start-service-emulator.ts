@@ -13,12 +13,6 @@ import type { EmulatedAttempt, EmulatedDelivery, EmulatedWebhook } from './deliv
 
 /** Attempts kept per delivery: only replays add more than the schedule's 7, and they have no end. */
 const ATTEMPTS_KEPT_PER_DELIVERY = 100;
-/**
- * Characters of each attempt's answer kept for the inspector and operation 5; no more is read. An
- * error page or a stack trace fits; 1,000 deliveries of 7 failed attempts with answers this long
- * keep about 110 MB at most.
- */
-const ANSWER_CHARS_KEPT = 8_192;
 
 /** Options of `startServiceEmulator()`. */
 export interface ServiceEmulatorOptions {
@@ -56,6 +50,19 @@ export interface ServiceEmulatorOptions {
    * @default 1000
    */
   maxDeliveriesKept?: number;
+  /**
+   * Characters of each attempt's answer body kept for the inspector and operation 5; no more is read
+   * (the connection is dropped past them). An error page or a stack trace fits.
+   * @default 8192
+   */
+  maxAnswerCharsKept?: number;
+  /**
+   * Characters of answers (bodies and headers) kept in total, all deliveries together: past them the
+   * oldest answers are dropped first (the attempt stays listed, its answer replaced by a note and
+   * flagged `answerDropped`). `/inspector/state` says how much is kept (`answers`).
+   * @default 4_000_000 (about 8 MB)
+   */
+  maxAnswerCharsKeptInTotal?: number;
   /**
    * Multiplies the retry schedule's delays and the 30 s attempt limit: 0.001 runs the 31-hour
    * schedule in about two minutes.
@@ -153,7 +160,8 @@ export async function startServiceEmulator(options: ServiceEmulatorOptions = {})
     attemptTimeoutMs: options.attemptTimeoutMs ?? Math.max(SERVICE_TIMEOUT_MS * timeScale, 2_000),
     maxDeliveries: checkBound('maxDeliveriesKept', options.maxDeliveriesKept ?? 1_000),
     maxAttemptsPerDelivery: ATTEMPTS_KEPT_PER_DELIVERY,
-    answerCharsKept: ANSWER_CHARS_KEPT,
+    answerCharsKept: checkBound('maxAnswerCharsKept', options.maxAnswerCharsKept ?? 8_192),
+    answerCharsKeptInTotal: checkBound('maxAnswerCharsKeptInTotal', options.maxAnswerCharsKeptInTotal ?? 4_000_000),
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     ...(options.onAttempt === undefined ? {} : { onAttempt: options.onAttempt }),
   });

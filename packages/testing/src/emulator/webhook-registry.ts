@@ -12,6 +12,7 @@ import {
   toEmulatedAttempt,
 } from './delivery-view';
 import { EmulatorRefusal } from './http-io';
+import { createAnswerMemory } from './answer-memory';
 
 /** What `emit()` started: one delivery per active webhook subscribed to the event. */
 export interface EmittedDelivery {
@@ -45,6 +46,8 @@ export interface RegistryOptions {
   maxAttemptsPerDelivery: number;
   /** Characters of each answer's body kept (and read). */
   answerCharsKept: number;
+  /** Characters of answers kept in total, all deliveries together; the oldest answers are dropped first. */
+  answerCharsKeptInTotal: number;
   fetch: typeof globalThis.fetch;
   onAttempt?: (attempt: EmulatedAttempt & { webhookId: string }) => void;
 }
@@ -54,6 +57,7 @@ export function createWebhookRegistry(options: RegistryOptions) {
   const entries = new Map<string, Entry>();
   const kept = new Map<string, Kept>(); // by deliveryId, oldest first
   const listeners = new Set<() => void>();
+  const answers = createAnswerMemory(options.answerCharsKept, options.answerCharsKeptInTotal);
   let order = 0;
   const changed = () => {
     for (const listener of listeners) listener();
@@ -66,7 +70,8 @@ export function createWebhookRegistry(options: RegistryOptions) {
   }
 
   function toAttempt(entry: Entry, attempt: DeliveryAttempt): EmulatedAttempt {
-    return toEmulatedAttempt(attempt, entry.simulator.get(attempt.deliveryId)?.nextAttemptAt ?? null);
+    const view = toEmulatedAttempt(attempt, entry.simulator.get(attempt.deliveryId)?.nextAttemptAt ?? null);
+    return answers.wasDropped(attempt) ? { ...view, answerDropped: true } : view;
   }
 
   /**
@@ -110,6 +115,7 @@ export function createWebhookRegistry(options: RegistryOptions) {
       changed();
     });
     entry.simulator.on('attempt', (attempt) => {
+      answers.keep(attempt);
       entry.inFlight.delete(attempt.deliveryId);
       changed();
       if (options.onAttempt !== undefined) {
@@ -248,6 +254,8 @@ export function createWebhookRegistry(options: RegistryOptions) {
         .reverse()
         .map((attempt) => toAttempt(entry, attempt));
     },
+    /** How much of the attempts' answers is kept, and the bounds. */
+    answers: answers.state,
     get: (id: string): EmulatedWebhook => ({ ...get(id).webhook }),
     list: (): EmulatedWebhook[] => [...entries.values()].map((entry) => ({ ...entry.webhook })),
     /** Resolves when no delivery has a retry pending and no replay is running. */
