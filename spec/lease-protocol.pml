@@ -515,7 +515,7 @@ end_idle:
        fi
      }
 #endif
-     /* 3. the ordering lock, same token (guardedCall): not acquired ⇒ 409 resource busy, or 503 */
+     /* 3. the ordering lock, same token (guard/order-lock.ts, guardedCall): not acquired ⇒ 409 resource busy, or 503 */
      atomic {
        faultPoint();
        claimKey(LKEY(RES(d)));
@@ -604,7 +604,7 @@ end_idle:
      }
 advanced:
 #if !defined(MUTANT_COMPLETE_BEFORE_ADVANCE) && !defined(COMPLETION_DELIVERY)
-     /* 6. complete h's record (completeRecord: answered false, the record was lost: reported, and on) */
+     /* 6. complete h's record (guard/store-calls.ts, completeRecord: answered false, the record was lost: reported, and on) */
      atomic {
        faultPoint();
        finishKey(HKEY(d), COMPLETED);

@@ -30,35 +30,26 @@ const CORE_ADAPTER_EXPORTS = [
   'DELIVERY_ID_HEADER',
   'EVENT_HEADER',
   'JobTooLargeError',
-  'MIN_RETENTION_MS',
-  'SERVICE_ERROR_CODES',
+  'RETRY_SCHEDULE_MS',
   'SERVICE_TIMEOUT_MS',
   'SIGNATURE_HEADER',
-  'STATUS_BY_CODE',
   'StoreDataError',
   'StoreNotSetUpError',
   'answerRequest',
   'asNodeRequest',
   'batchQueue',
   'bodyAlreadyParsed',
-  'checkDeclaredLength',
   'checkVersion',
-  'closestEventName',
-  'closestName',
   'cutToBytes',
-  'errorAnswer',
   'isPromiseLike',
   'isWellFormed',
-  'lingerAfterAnswer',
   'lingerOnRefusal',
   'methodNotAllowed',
   'notFound',
-  'parseEnvelope',
   'payloadTooLarge',
   'positiveMs',
   'queueJobEntry',
   'queuedDeliveryJson',
-  'readHeader',
   'readNodeBody',
   'readRequestBody',
   'refuse',
@@ -124,7 +115,7 @@ const TESTING_EXPORTS = [
 /** @hookline/testing/conformance: the vitest-based suites every store and queue backend passes. */
 const TESTING_CONFORMANCE_EXPORTS = ['describeQueueConformance', 'describeStoreConformance', 'describeSqlTransactions'];
 
-const CLIENT_EXPORTS = ['ServiceError', 'createServiceClient'];
+const CLIENT_EXPORTS = ['ServiceError', 'closestEventName', 'closestName', 'createServiceClient'];
 const CLI_EXPORTS = ['EXIT', 'diagnoseSignature', 'run'];
 const OTEL_EXPORTS = ['HooklineInstrumentation'];
 const AWS_LAMBDA_EXPORTS = ['webhookHandler'];

@@ -38,18 +38,18 @@ export const RECEIVER_MUTANTS = {
     replace: "  if (result.state === 'in_progress' && result.retryAfterMs < 0) {",
   },
   'stale-check-skipped': {
-    file: 'steps/run-guarded.ts',
+    file: 'steps/guard/order-lock.ts',
     find: "    if (current !== undefined && version <= current && (order.stale ?? 'skip') === 'skip') {",
     replace: '    if (current !== undefined && version < 0) {',
   },
   'complete-before-advance': {
-    file: 'steps/run-guarded.ts',
+    file: 'steps/guard/order-lock.ts',
     find: '    const failure = await advance(state, attempt, versions, versionKey, version);',
     replace:
       '    if (completionKey !== undefined) await completeRecord(state, attempt, completionKey);\n    const failure = await advance(state, attempt, versions, versionKey, version);',
   },
   'failed-advance-releases-lock': {
-    file: 'steps/run-guarded.ts',
+    file: 'steps/guard/order-lock.ts',
     find: '      releaseLock = false;\n      dropLease(attempt, lockKey);\n      throw failure;',
     replace: '      throw failure;',
   },
@@ -59,8 +59,8 @@ export const RECEIVER_MUTANTS = {
     replace: 'completeRecord',
   },
   'worker-wait-spends-try': {
-    file: 'worker.ts',
-    find: "      if (refusal?.kind === 'wait') return waitFor(refusal, deliveryId, result.claims);\n",
+    file: 'job-result.ts',
+    find: "    case 'wait':\n      return waitFor(outcome, deliveryId, claims);\n",
     replace: '',
   },
   'lease-loss-not-aborted': {

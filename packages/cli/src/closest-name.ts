@@ -1,6 +1,6 @@
-import { closestEventName } from '@hookline/core/adapter';
+import { closestEventName } from '@hookline/client';
 
-export { closestName } from '@hookline/core/adapter';
+export { closestName } from '@hookline/client';
 
 /** ` (did you mean message.delivered?)` for a name near a catalogue event, '' otherwise. */
 export function eventGuess(name: string): string {

@@ -1,5 +1,5 @@
 import { isServiceEventName } from '@hookline/core';
-import { closestEventName } from '@hookline/core/adapter';
+import { closestEventName } from './closest-name';
 
 // Checked before sending, so a typo fails at once with a message naming it instead of a round trip.
 

@@ -7,13 +7,12 @@
 // docs/ARCHITECTURE.md in the repository for where each piece sits.
 
 // Bodies and the node:http bridge
-export { readRequestBody, checkDeclaredLength } from './body';
+export { readRequestBody } from './body';
 export { serveRequest, answerRequest, toResponse } from './web-request';
 export {
   readNodeBody,
   asNodeRequest,
   writeNodeAnswer,
-  lingerAfterAnswer,
   lingerOnRefusal,
   type NodeRequest,
   type NodeHandlerOptions,
@@ -22,13 +21,12 @@ export {
 } from './node-handler';
 export { type AdapterOptions, routeBodyTimeoutMs } from './adapter-options';
 
-// The service's own API: the code of its error shape for each status
-export { SERVICE_ERROR_CODES, serviceErrorCodeFor } from './service-error-codes';
+// The service's own API: the code of its error shape for each status (the client and the emulator)
+export { serviceErrorCodeFor } from './service-error-codes';
 
 // Answers and refusals
 export {
   type ReceiverAnswer,
-  errorAnswer,
   refuse,
   payloadTooLarge,
   methodNotAllowed,
@@ -36,13 +34,11 @@ export {
   notFound,
   requestTimeout,
 } from './answers';
-export { STATUS_BY_CODE, type HooklineErrorCode, type ErrorDetails } from './errors';
+export type { HooklineErrorCode, ErrorDetails } from './errors';
 
-// The envelope and headers
-export { parseEnvelope } from './envelope';
-export { closestName, closestEventName } from './closest-name';
-export { SIGNATURE_HEADER, EVENT_HEADER, DELIVERY_ID_HEADER, readHeader, type HeadersInput, type IncomingHeaders } from './headers';
-export { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './options';
+// The headers, and the service's schedule (its retries and its 30 s limit per attempt)
+export { SIGNATURE_HEADER, EVENT_HEADER, DELIVERY_ID_HEADER, type HeadersInput, type IncomingHeaders } from './headers';
+export { RETRY_SCHEDULE_MS, SERVICE_TIMEOUT_MS } from './service-schedule';
 
 // Stores
 export {
@@ -81,4 +77,5 @@ export { cutToBytes } from './text-bytes';
 export { isPromiseLike } from './awaitable';
 
 // Diagnostics: what the receiver publishes on node:diagnostics_channel, for tracers (types only)
-export type { DeliveryTrace, QueueOperationMessage, StoreOperationMessage, TraceOutcome } from './diagnostics';
+export type { DeliveryTrace, TraceOutcome } from './delivery-trace';
+export type { QueueOperationMessage, StoreOperationMessage } from './diagnostics';

@@ -3,11 +3,12 @@
  * `{ status, headers, body }` onto their framework's response.
  *
  * The service treats any 2xx within 30 s as success and anything else as a reason to retry, up to
- * 7 attempts over ~31 h (docs/service-contract.md §2.4). So: 2xx only once the handlers finished (or for a
- * duplicate of a finished delivery, an unknown event, a permanent failure); a retryable status when
- * a retry can succeed; 4xx for requests no retry can fix.
+ * 7 attempts over ~31 h (docs/service-contract.md §2.4). So: 2xx only once the handlers finished, or in
+ * answer-fast mode once the queue holds the job durably (and for a duplicate, an unknown event, a
+ * permanent failure); a retryable status when a retry can succeed; 4xx for requests no retry can fix.
  */
 import { HooklineError, type HooklineErrorCode } from './errors';
+import type { Outcome, WaitReason } from './outcome';
 
 /** What the receiver answers; adapters write it to their response as is. A fresh object every time: an adapter (or a Response implementation) may keep or change it. */
 export interface ReceiverAnswer {
@@ -26,7 +27,7 @@ function json(status: number, body: string, extra?: Record<string, string>): Rec
 // one, keeps its init headers and adds Content-Length to them. Two small objects cost nanoseconds.
 /** Handlers finished: the delivery is done. */
 export const handledAnswer = (): ReceiverAnswer => json(200, '{"ok":true}');
-/** A repeat of a completed delivery: done already, handlers not run again. */
+/** A repeat of a completed delivery, or in answer-fast mode of one the queue holds: handlers not run again. */
 export const duplicateAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"duplicate":true}');
 /** No handler for this event (an event added to the catalogue later, say): 2xx, or the service retries it for 31 h. */
 export const unhandledAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"unhandled":true}');
@@ -34,6 +35,41 @@ export const unhandledAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"unha
 export const queuedAnswer = (): ReceiverAnswer => json(202, '{"ok":true,"queued":true}');
 /** A handler threw `PermanentFailure`: 2xx so the service stops retrying something that cannot succeed. */
 export const permanentFailureAnswer = (): ReceiverAnswer => json(200, '{"ok":true,"failed":true}');
+
+/**
+ * The receipt's renderer (the worker's is job-result.ts): the refusal an outcome is answered with, in
+ * the service's error shape, or undefined for an outcome answered 2xx (`acceptedAnswer`). `event`
+ * names the delivery's event in a handler's failure.
+ */
+export function refusalOf(outcome: Outcome, event: string): HooklineError | undefined {
+  switch (outcome.kind) {
+    case 'wait':
+      return inFlight(outcome.waitMs, outcome.reason);
+    case 'unavailable':
+    case 'misconfigured':
+      return outcome.refusal;
+    case 'failed':
+      return handlerFailed(event, outcome.error);
+    default:
+      return undefined;
+  }
+}
+
+/** The 2xx answer of an outcome `refusalOf` gives no refusal for. */
+export function acceptedAnswer(outcome: Outcome): ReceiverAnswer {
+  switch (outcome.kind) {
+    case 'duplicate':
+      return duplicateAnswer();
+    case 'unhandled':
+      return unhandledAnswer();
+    case 'queued':
+      return queuedAnswer();
+    case 'permanent':
+      return permanentFailureAnswer();
+    default:
+      return handledAnswer();
+  }
+}
 
 /**
  * Any HooklineError in the service's error shape; anything else is a 500 INTERNAL_ERROR.
@@ -111,11 +147,15 @@ export function methodNotAllowed(method: string): HooklineError {
   return refuse('METHOD_NOT_ALLOWED', `Webhook deliveries are POSTed; got ${method}.`, { headers: { allow: 'POST' } });
 }
 
-/** Another attempt of this delivery holds a live lease: 409, the service retries later. */
-export function inFlight(retryAfterMs: number): HooklineError {
+/**
+ * The delivery cannot run yet (outcome.ts, `wait`): another attempt holds its lease (`in_progress`),
+ * its handler's record or its resource, or its predecessor was not seen. 409 with Retry-After: the
+ * service retries later.
+ */
+export function inFlight(retryAfterMs: number, reason: WaitReason = 'in_progress'): HooklineError {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return refuse('CONFLICT', 'This delivery is being handled by another attempt right now; retry later.', {
-    details: { reason: 'in_progress', retryAfterSeconds: seconds },
+    details: { reason, retryAfterSeconds: seconds },
     headers: { 'retry-after': String(seconds) },
   });
 }

@@ -5,7 +5,7 @@
  * handler's context call it `attempt`), and a queue's try of a job (`QueueJob.attempt`).
  */
 import type { DeliveryContext } from './context';
-import type { DeliveryTrace } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
 import type { Matched } from './dispatch';
 import { LeaseLostError } from './errors';
 import type { Delivery } from './events';
@@ -13,7 +13,11 @@ import type { HeadersInput } from './headers';
 import type { HandlerOutcome } from './in-flight';
 import { deliveryKey } from './store-keys';
 
-/** How one attempt ended. `in_progress` is a duplicate whose first copy still runs; `deadline` answered 503 while handlers go on. */
+/**
+ * How one attempt ended, as its trace reports it (diagnostics.ts). The steps set it beside the
+ * `Outcome` they return (outcome.ts), which is what the two renderers read. `in_progress` is a
+ * duplicate whose first copy still runs; `deadline` ended at the deadline while handlers go on.
+ */
 export type AttemptOutcome =
   | 'handled'
   | 'duplicate'
@@ -48,9 +52,12 @@ export interface Attempt {
   /** The request's headers; the worker has none of its own, so it gets an empty record. */
   readonly headers: HeadersInput;
   /** The store key: `keyPrefix` and the deliveryId. */
-  readonly key: string;
-  /** The namespace and the tenant's scope (per-tenant secrets): every key of this delivery starts with it. */
-  readonly keyPrefix: string;
+  key: string;
+  /**
+   * The namespace and the tenant's scope (per-tenant secrets): every key of this delivery starts with
+   * it. Changed only before the claim, by `useKeys` (a receipt handled under the worker's keys).
+   */
+  keyPrefix: string;
   /** The lease token of this attempt's claim ('' until claimed). */
   token: string;
   /** The store's count of claims of this key, this one included (0 until claimed). */
@@ -71,6 +78,13 @@ export interface Attempt {
   error: unknown;
   /** The handlers' final outcome when they outlive the deadline (the answer was 503 already). */
   settled: Promise<HandlerOutcome> | undefined;
+  /** How the handlers ended (step 4a), for settle (step 5) to record: undefined for success. */
+  handlersOutcome: HandlerOutcome;
+  /**
+   * Set by a step that ends the attempt while its handlers go on (the deadline on receipt, `maxRunMs`
+   * in a worker): resolves once they ended, and the pipeline then runs the steps after it (settle).
+   */
+  goesOn: Promise<void> | undefined;
   /** The diagnostics channel's context, when something subscribes. */
   trace: DeliveryTrace | undefined;
 }
@@ -107,8 +121,16 @@ export function newAttempt(fields: {
     outcome: undefined,
     error: undefined,
     settled: undefined,
+    handlersOutcome: undefined,
+    goesOn: undefined,
     trace: fields.trace,
   };
+}
+
+/** Moves the attempt to the keys under `keyPrefix`, before anything is claimed. */
+export function useKeys(attempt: Attempt, keyPrefix: string): void {
+  attempt.keyPrefix = keyPrefix;
+  attempt.key = deliveryKey(keyPrefix, attempt.delivery.deliveryId);
 }
 
 /** Records that the attempt now holds a lease on `key` (its token's), for the heartbeat to renew. */

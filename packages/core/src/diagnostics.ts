@@ -5,6 +5,7 @@
  * `node:diagnostics_channel` (some edge runtimes) nothing is published and everything else works.
  */
 import type { Attempt } from './attempt';
+import type { DeliveryTrace, TraceOutcome } from './delivery-trace';
 
 /** One trace per delivery: start, end (the synchronous part returned), error (a handler failed), asyncStart, asyncEnd (the answer is known). */
 export const DELIVERY_CHANNEL = 'hookline:delivery';
@@ -12,46 +13,6 @@ export const DELIVERY_CHANNEL = 'hookline:delivery';
 export const STORE_CHANNEL = 'hookline:store';
 /** One message per queue operation (answer-fast mode's enqueue): `{ operation, queue, durationMs, deliveryId, error? }`. */
 export const QUEUE_CHANNEL = 'hookline:queue';
-
-/** The outcome as tracing reports it. */
-export type TraceOutcome = 'handled' | 'duplicate' | 'unhandled' | 'failed' | 'queued' | 'rejected';
-
-/** The context object every event of one delivery's trace carries (the same object throughout). */
-export interface DeliveryTrace {
-  /** `receive`: an HTTP delivery; `work`: a queued delivery run by a worker. */
-  mode: 'receive' | 'work';
-  /** When the receiver got the request, in milliseconds since the epoch. */
-  receivedAt: number;
-  /** Set once the envelope is verified (absent for refusals before that). */
-  event?: string;
-  deliveryId?: string;
-  /** The body's timestamp, in milliseconds since the epoch. */
-  timestampMs?: number;
-  /** The store's count of claims (receive) or the job's try (work). */
-  attempt?: number;
-  outcome?: TraceOutcome;
-  /** The HTTP status answered (receive mode). */
-  status?: number;
-  /** A refusal's code (INVALID_SIGNATURE, PAYLOAD_TOO_LARGE, SERVICE_UNAVAILABLE…). */
-  code?: string;
-  /** The refusal's `details.issue` or `details.reason` ('mismatch', 'too_old', 'store_unavailable'…). */
-  reason?: string;
-  /** Outcome `failed` through PermanentFailure (answered 200, not retried). */
-  permanent?: boolean;
-  /** What a handler threw. */
-  error?: unknown;
-  /** Milliseconds each store operation took. */
-  storeMs: { claim?: number; complete?: number; release?: number };
-  /** Answer-fast mode's receipt: the queue backend's name (`'bullmq'`, `'sqs'`…), set when the enqueue starts. */
-  queue?: string;
-  /** Milliseconds each queue operation took (answer-fast mode's receipt: the enqueue). */
-  queueMs?: { enqueue?: number };
-  /** W3C trace context: a subscriber may set it at `start` (receive) and the core carries it in a queued job; set from the job (work). */
-  traceparent?: string;
-  tracestate?: string;
-  /** A subscriber may set it at `start`: the handlers then run inside it (to make a span the active one). */
-  runInScope?: <T>(fn: () => T) => T;
-}
 
 /** One message on the store channel. */
 export interface StoreOperationMessage {

@@ -4,14 +4,8 @@
 // `enqueue`, never on the store's channel.
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  DELIVERY_CHANNEL,
-  type DeliveryTrace,
-  QUEUE_CHANNEL,
-  type QueueOperationMessage,
-  STORE_CHANNEL,
-  type StoreOperationMessage,
-} from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { DELIVERY_CHANNEL, QUEUE_CHANNEL, type QueueOperationMessage, STORE_CHANNEL, type StoreOperationMessage } from './diagnostics';
 import { type DeliveryQueue, type QueuedDelivery, queuedDeliveryJson, scopedDeliveryId } from './queue';
 import { memoryStore } from './memory-store';
 import { createReceiver } from './receiver';

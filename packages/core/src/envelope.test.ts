@@ -22,6 +22,14 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp('2026-04-31T00:00:00.000Z')).toBeNaN();
   });
 
+  it("refuses a day past the month's end in every form, which Date.parse rolls over into the next month", () => {
+    for (const text of ['2026-02-31T10:00:00Z', '2026-02-29T10:00+01:00', '2026-04-31T10:00:00.5Z', '2026-02-30T10:00:00.000000Z']) {
+      expect(Number.isNaN(Date.parse(text)), text).toBe(false);
+      expect(parseTimestamp(text), text).toBeNaN();
+    }
+    expect(parseTimestamp('2024-02-29T10:00:00+01:00')).toBe(Date.UTC(2024, 1, 29, 9));
+  });
+
   it('reads other ISO 8601 forms (offsets, no milliseconds) and refuses what is not one', () => {
     expect(parseTimestamp('2026-11-22T08:58:15+01:00')).toBe(Date.UTC(2026, 10, 22, 7, 58, 15));
     expect(parseTimestamp('2026-11-22T07:58:15.267891Z')).toBe(Date.UTC(2026, 10, 22, 7, 58, 15, 267));

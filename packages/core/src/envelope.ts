@@ -53,7 +53,10 @@ export function parseTimestamp(text: string): number {
       return Date.UTC(year, month - 1, day, hours, minutes, seconds, millis);
     }
   }
-  return ISO_8601.test(text) ? Date.parse(text) : Number.NaN;
+  if (!ISO_8601.test(text)) return Number.NaN;
+  // Date.parse rolls a day past the month's end over too (2026-02-31 is March 3): refuse it here as well.
+  const year = twoDigits(text, 0) * 100 + twoDigits(text, 2);
+  return twoDigits(text, 8) > daysInMonth(year, twoDigits(text, 5)) ? Number.NaN : Date.parse(text);
 }
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
@@ -83,15 +86,60 @@ function deliveryIdIssue(id: string): string | undefined {
   return undefined;
 }
 
+/** The four fields of the envelope (docs/service-contract.md §2.1), as a parsed body or a queued job holds them. */
+export type EnvelopeFields = Partial<Record<'event' | 'deliveryId' | 'timestamp' | 'data', unknown>>;
+
+/** Why the fields are not an envelope: the field, the issue (a refusal's `details`) and the refusal's message. */
+export interface EnvelopeIssue {
+  field: 'event' | 'deliveryId' | 'timestamp' | 'data';
+  issue: string;
+  message: string;
+}
+
+/**
+ * The envelope's timestamp in milliseconds since the epoch when the four fields make a valid envelope
+ * (event, deliveryId, timestamp, data), its first problem otherwise. The one set of rules for a body on
+ * receipt (`parseEnvelope`) and a queued job in a worker: a job whose envelope receipt would refuse
+ * is corrupt. A number rather than an object on success: the receive path allocates nothing for it.
+ */
+export function checkEnvelope({ event, deliveryId, timestamp, data }: EnvelopeFields): number | EnvelopeIssue {
+  if (typeof event !== 'string' || event.length === 0) {
+    const issue = event === undefined ? 'missing' : 'must_be_non_empty_string';
+    return { field: 'event', issue, message: 'event must be a non-empty string naming the event.' };
+  }
+  if (typeof deliveryId !== 'string' || deliveryId.length <= 4 || !deliveryId.startsWith('wdl_')) {
+    const issue = deliveryId === undefined ? 'missing' : 'must_start_with_wdl_';
+    return { field: 'deliveryId', issue, message: 'deliveryId must be a string beginning with "wdl_".' };
+  }
+  const idIssue = deliveryIdIssue(deliveryId);
+  if (idIssue !== undefined) {
+    const message = `deliveryId must be well-formed Unicode without control characters, at most ${MAX_DELIVERY_ID_LENGTH} characters.`;
+    return { field: 'deliveryId', issue: idIssue, message };
+  }
+  if (typeof timestamp !== 'string') {
+    const issue = timestamp === undefined ? 'missing' : 'must_be_iso_8601';
+    return { field: 'timestamp', issue, message: 'timestamp must be an ISO 8601 string.' };
+  }
+  const timestampMs = parseTimestamp(timestamp);
+  if (Number.isNaN(timestampMs)) {
+    const message = `timestamp "${timestamp.slice(0, 40)}" is not an ISO 8601 date-time.`;
+    return { field: 'timestamp', issue: 'must_be_iso_8601', message };
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return { field: 'data', issue: data === undefined ? 'missing' : 'must_be_object', message: 'data must be a JSON object.' };
+  }
+  return timestampMs;
+}
+
 function invalid(field: string, issue: string, message: string): HooklineError {
   return new HooklineError('VALIDATION_ERROR', message, { details: { field, issue } });
 }
 
 /**
- * Parses the verified bytes and checks the envelope (docs/service-contract.md §2.1: event, timestamp,
- * deliveryId, data). Throws a VALIDATION_ERROR naming the field and the problem. Extra top-level
- * fields are allowed: the service may add some. Call it only on bytes whose signature was verified.
- * `text` is the body decoded (a leading byte-order mark dropped): one JSON object.
+ * Parses the verified bytes and checks the envelope (`checkEnvelope`). Throws a VALIDATION_ERROR naming
+ * the field and the problem. Extra top-level fields are allowed: the service may add some. Call it only
+ * on bytes whose signature was verified. `text` is the body decoded (a leading byte-order mark
+ * dropped): one JSON object.
  *
  * @example
  * const { delivery, timestampMs } = parseEnvelope(verifiedBytes);
@@ -112,42 +160,8 @@ export function parseEnvelope(body: Uint8Array): { delivery: Delivery; timestamp
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw invalid('body', 'not_an_object', 'The body must be a JSON object with event, deliveryId, timestamp and data.');
   }
-  const { event, deliveryId, timestamp, data } = parsed as Record<string, unknown>;
-  if (typeof event !== 'string' || event.length === 0) {
-    throw invalid(
-      'event',
-      event === undefined ? 'missing' : 'must_be_non_empty_string',
-      'event must be a non-empty string naming the event.',
-    );
-  }
-  if (typeof deliveryId !== 'string' || deliveryId.length <= 4 || !deliveryId.startsWith('wdl_')) {
-    throw invalid(
-      'deliveryId',
-      deliveryId === undefined ? 'missing' : 'must_start_with_wdl_',
-      'deliveryId must be a string beginning with "wdl_".',
-    );
-  }
-  const idIssue = deliveryIdIssue(deliveryId);
-  if (idIssue !== undefined) {
-    throw invalid(
-      'deliveryId',
-      idIssue,
-      `deliveryId must be well-formed Unicode without control characters, at most ${MAX_DELIVERY_ID_LENGTH} characters.`,
-    );
-  }
-  if (typeof timestamp !== 'string') {
-    throw invalid('timestamp', timestamp === undefined ? 'missing' : 'must_be_iso_8601', 'timestamp must be an ISO 8601 string.');
-  }
-  const timestampMs = parseTimestamp(timestamp);
-  if (Number.isNaN(timestampMs)) {
-    throw invalid('timestamp', 'must_be_iso_8601', `timestamp "${timestamp.slice(0, 40)}" is not an ISO 8601 date-time.`);
-  }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw invalid('data', data === undefined ? 'missing' : 'must_be_object', 'data must be a JSON object.');
-  }
-  return {
-    delivery: { event, deliveryId, timestamp, data: data as Record<string, unknown> },
-    timestampMs,
-    text,
-  };
+  const timestampMs = checkEnvelope(parsed);
+  if (typeof timestampMs !== 'number') throw invalid(timestampMs.field, timestampMs.issue, timestampMs.message);
+  const { event, deliveryId, timestamp, data } = parsed as Delivery;
+  return { delivery: { event, deliveryId, timestamp, data }, timestampMs, text };
 }

@@ -16,7 +16,7 @@ export type HooklineErrorCode =
   | 'SERVICE_UNAVAILABLE';
 
 /** The one table from code to HTTP status. */
-export const STATUS_BY_CODE: Readonly<Record<HooklineErrorCode, number>> = {
+const STATUS_BY_CODE: Readonly<Record<HooklineErrorCode, number>> = {
   VALIDATION_ERROR: 400,
   INVALID_SIGNATURE: 401,
   NOT_FOUND: 404,

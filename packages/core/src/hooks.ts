@@ -19,7 +19,11 @@ export interface ReceiverHooks<E extends EventMap> {
   stale: (info: { delivery: AnyDelivery<E>; handler: string; version: number; current: number }) => void;
   /** No handler matched the event (answered 200). */
   unhandled: (info: { delivery: AnyDelivery<E> }) => void;
-  /** The request was refused before any handler: bad signature, bad envelope, too large, store down… */
+  /**
+   * The request was refused before any handler: bad signature, bad envelope, too large, store down…
+   * A queue worker's job that waits (its delivery, record or resource held elsewhere) is not refused:
+   * it is not reported here.
+   */
   rejected: (info: { status: number; code: HooklineErrorCode; message: string; details?: ErrorDetails }) => void;
 }
 

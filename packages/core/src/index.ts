@@ -2,7 +2,8 @@
 // blocks (body readers, the node bridge's parts, refusals, the envelope parser) in @hookline/core/adapter.
 
 // The receiver
-export { createReceiver, type Receiver, type ReceiverInput, type ReceiverEndpoint } from './receiver';
+export { createReceiver, type Receiver } from './receiver';
+export type { ReceiverInput, ReceiverEndpoint } from './endpoint';
 export type { ReceiverOptions } from './options';
 export type { SecretValue, SecretResolver, SecretRequest } from './secrets';
 export type { Handler } from './dispatch';

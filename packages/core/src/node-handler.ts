@@ -6,12 +6,12 @@ import { type AdapterOptions, routeBodyTimeoutMs } from './adapter-options';
 import { type BodyDestination, type NodeBodyOptions, type NodeRequest, PARSED_BODY_FIX, readNodeBodyInto } from './node-body';
 import { type LingerOptions, lingerOnRefusal } from './node-linger';
 import type { NodeIncomingMessage, NodeServerResponse } from './node-types';
-import type { ReceiverEndpoint } from './receiver';
+import type { ReceiverEndpoint } from './endpoint';
 
 // The bridge's building blocks live in node-body.ts (reading) and node-linger.ts (the lingering close).
 export { asNodeRequest, type NodeBodyOptions, type NodeRequest, readNodeBody } from './node-body';
 export type { NodeIncomingMessage, NodeServerResponse } from './node-types';
-export { LINGER_DEFAULTS, type LingerOptions, lingerAfterAnswer, lingerOnRefusal } from './node-linger';
+export { LINGER_DEFAULTS, type LingerOptions, lingerOnRefusal } from './node-linger';
 
 /**
  * Writes an answer given before the body was read whole: with a lingering close (and

@@ -72,7 +72,7 @@ function nodeKey(crypto: NodeCrypto, secret: string): NodeKey {
  * Index of the first secret whose HMAC-SHA256 of `body` is `expected` (32 bytes), -1 if none. Every
  * secret is tried (no early exit), and each digest compared in constant time.
  */
-export function matchHmac(crypto: NodeCrypto, body: Uint8Array, expected: Buffer, secrets: readonly string[]): number {
+export function matchHmac(crypto: NodeCrypto, body: Uint8Array, expected: Uint8Array, secrets: readonly string[]): number {
   // The body is written behind the pad once, whatever the number of secrets (rotation) to try.
   let padded: Buffer | undefined;
   if (typeof crypto.hash === 'function' && body.length <= SMALL_BODY) {

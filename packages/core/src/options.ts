@@ -2,16 +2,9 @@
 import type { EventMap, ServiceEvents } from './events';
 import type { ReceiverHooks } from './hooks';
 import type { DeliveryQueue } from './queue';
-import type { ReceiverLogger } from './receiver-state';
+import type { ReceiverLogger } from './logger';
 import type { SecretResolver, SecretValue } from './secrets';
 import type { IdempotencyStore } from './store';
-
-/** An hour in milliseconds. */
-export const HOUR = 3_600_000;
-/** The service's last retry comes ~31 h 13 min after the first attempt (0 + 30 s + 2 min + 10 min + 1 h + 6 h + 24 h). */
-export const MIN_RETENTION_MS = 32 * HOUR;
-/** The service counts an attempt as failed after 30 s (docs/service-contract.md §2.4). */
-export const SERVICE_TIMEOUT_MS = 30_000;
 
 /** Options of `createReceiver()`. */
 export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
@@ -23,8 +16,9 @@ export interface ReceiverOptions<E extends EventMap = ServiceEvents> {
    */
   secret: SecretValue | SecretResolver | undefined;
   /**
-   * Answer-fast mode: verify, record and enqueue the delivery on this queue (`@hookline/bullmq`,
-   * `@hookline/pg-boss`), answer 202, and run the handlers in workers started with `receiver.work()`.
+   * Answer-fast mode: verify the delivery and enqueue it on this queue (`@hookline/bullmq`,
+   * `@hookline/pg-boss`), whose idempotent enqueue is the receipt, answer 202, and run the handlers in
+   * workers started with `receiver.work()` (each job claimed in the store there).
    * @default undefined (handlers run inside the request)
    */
   queue?: DeliveryQueue;

@@ -108,7 +108,11 @@ describe('a PermanentFailure, answer-fast mode (the worker)', () => {
   it('dead-letters the job and writes it on console.warn, saying so', async () => {
     const receiver = givingUp({ secret: SECRET, queue });
     const body = envelope({ event: 'message.failed' });
-    expect(await queueJobEntry(receiver)?.process(job(body))).toEqual({ status: 'dead', reason: 'PermanentFailure: unknown message', kind: 'permanent' });
+    expect(await queueJobEntry(receiver)?.process(job(body))).toEqual({
+      status: 'dead',
+      reason: 'PermanentFailure: unknown message',
+      kind: 'permanent',
+    });
     expect(lines()).toHaveLength(1);
     expect(lines()[0]).toContain(
       `a handler gave up on message.failed ${body.deliveryId} with PermanentFailure: unknown message. Its job was dead-lettered, not retried`,

@@ -7,14 +7,20 @@
  * ones counted once a minute; a `logger` hears each one at warn level; `logger: false` silences them.
  */
 import type { Attempt } from './attempt';
+import type { ReceiverLogger } from './logger';
 import { createNotes } from './notes';
-import type { ReceiverState } from './receiver-state';
-import { callUserCode } from './user-code';
+import { callUserCode, type UserCodeOwner } from './user-code';
 
 /** The receiver's side of the notes. */
 export interface PermanentNotes {
   /** Hears one permanent failure: writes it when it is the first of its kind (event and message), counts it otherwise. */
   hear(attempt: Pick<Attempt, 'mode' | 'delivery'>, message: string): void;
+}
+
+/** What telling of a permanent failure needs of a receiver (its state, receiver-state.ts, is one). */
+export interface PermanentFailureTeller extends UserCodeOwner {
+  readonly config: { readonly logger: ReceiverLogger | undefined };
+  readonly permanentNotes: PermanentNotes | undefined;
 }
 
 /** Creates the notes of one receiver. `write` is where the lines go (`console.warn` unless a test says otherwise). */
@@ -45,7 +51,7 @@ export function createPermanentNotes(write: (line: string) => void = (line) => c
  * Tells of one permanent failure: the logger's warn line, or the notes (the default), or nothing
  * (`logger: false`). The `failed` hook hears it too, from settle.
  */
-export function reportPermanentFailure(state: ReceiverState, attempt: Attempt, error: unknown): void {
+export function reportPermanentFailure(state: PermanentFailureTeller, attempt: Attempt, error: unknown): void {
   const { logger } = state.config;
   const message = error instanceof Error ? error.message : String(error);
   if (logger !== undefined) {

@@ -3,7 +3,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
 import { describe, expect, it, vi } from 'vitest';
-import { type DeliveryTrace, STORE_CHANNEL } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { STORE_CHANNEL } from './diagnostics';
 import { PermanentFailure } from './errors';
 import { memoryStore } from './memory-store';
 import type { DeliveryQueue, JobResult, QueuedDelivery, QueueJob } from './queue';
@@ -53,7 +54,7 @@ describe('the hookline:delivery tracing channel', () => {
     ]);
   });
 
-  it('carries the event, deliveryId, attempt, refusal code and reason, and the store timings', async () => {
+  it('carries the event, deliveryId, claims, refusal code and reason, and the store timings', async () => {
     const traces: DeliveryTrace[] = [];
     traceEvents((trace) => traces.push(trace));
     const receiver = createReceiver({ secret: SECRET, logger: false }).on('*', () => {});
@@ -61,7 +62,7 @@ describe('the hookline:delivery tracing channel', () => {
     await receiver.handle(signed(body));
     await receiver.handle(signed(body, { secret: 'whsec_other' }));
     const [handled, refused] = traces;
-    expect(handled).toMatchObject({ mode: 'receive', event: body.event, deliveryId: body.deliveryId, attempt: 1, outcome: 'handled' });
+    expect(handled).toMatchObject({ mode: 'receive', event: body.event, deliveryId: body.deliveryId, claims: 1, outcome: 'handled' });
     expect(handled?.storeMs.claim).toBeGreaterThanOrEqual(0);
     expect(handled?.storeMs.complete).toBeGreaterThanOrEqual(0);
     expect(refused).toMatchObject({ outcome: 'rejected', status: 401, code: 'INVALID_SIGNATURE', reason: 'mismatch' });
@@ -292,7 +293,7 @@ describe('answer-fast mode', () => {
     ]);
     expect(traces[1]?.traceparent).toBe(traceparent);
     // the worker's trace carries what the job knows already when `start` is published
-    expect(atStart[1]).toMatchObject({ mode: 'work', traceparent, event: 'message.delivered', attempt: 1 });
+    expect(atStart[1]).toMatchObject({ mode: 'work', traceparent, event: 'message.delivered', tries: 1 });
   });
 
   it("keeps the worker's records under <namespace>work: (and the tenant's scope), and claims nothing on receipt", async () => {

@@ -4,26 +4,34 @@
  *
  *   receive:  admit (1, steps/admit.ts) → match (2, steps/match.ts) → claim (3, steps/claim.ts) →
  *             run the handlers (4a, steps/run-handlers.ts) → settle (5, steps/settle.ts);
- *             in answer-fast mode admit → match → enqueue (4b, steps/enqueue.ts): no claim, no settle
+ *             in answer-fast mode admit → match → enqueue (4b, steps/enqueue.ts), whose outcome ends
+ *             it but for a job the queue cannot carry (then claim → run → settle, in the request)
  *   work:     a queued delivery, trusted as verified on receipt → match → claim → run → settle
  *
- * Each step ends the attempt with its answer (and its outcome on the attempt), or returns undefined
- * for the next step to go on. It returns a value when everything it called answered synchronously and
- * a promise only when something really waits (see awaitable.ts for why).
+ * Each step ends the attempt with its outcome (outcome.ts), or returns undefined for the next step to
+ * go on; no step answers HTTP. The receipt's answer is rendered from the outcome here, once
+ * (answer-error.ts, answers.ts), and a worker's job result in job-result.ts. A step returns a value
+ * when everything it called answered synchronously and a promise only when something really waits
+ * (see awaitable.ts for why).
  */
 import type * as answers from './answers';
-import { type Attempt, type AttemptOutcome, followJobFence, newAttempt } from './attempt';
+import { answerError, answerOutcome, reportOutcome } from './answer-error';
+import { type Attempt, followJobFence, newAttempt } from './attempt';
 import { type Awaitable, isPromiseLike } from './awaitable';
-import { type DeliveryTrace, startTrace, traceReturned, traceSettled } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { startTrace, traceReturned, traceSettled } from './diagnostics';
+import { parseTimestamp } from './envelope';
+import type { Outcome } from './outcome';
 import type { QueuedDelivery } from './queue';
-import type { ReceiverInput } from './receiver';
+import type { ReceiverInput } from './endpoint';
 import { type ReceiverState, reportError } from './receiver-state';
 import { admit } from './steps/admit';
-import { answerError } from './steps/answer-error';
 import { claim } from './steps/claim';
 import { enqueue } from './steps/enqueue';
 import { match } from './steps/match';
 import { runHandlers } from './steps/run-handlers';
+import { settle } from './steps/settle';
+import { type AnyStep, runStep } from './step';
 import { workPrefix } from './store-keys';
 
 /** Serves one request: never rejects (a bug of ours is a 500, the service retries). */
@@ -46,13 +54,13 @@ export function receiveAwaitable(state: ReceiverState, input: ReceiverInput): Aw
       answer = admitted.then(
         (value) => {
           attempt = value;
-          return processAttempt(state, value);
+          return answerAttempt(state, value);
         },
         (error: unknown) => answerError(state, error, undefined, trace),
       );
     } else {
       attempt = admitted;
-      answer = processAttempt(state, admitted);
+      answer = answerAttempt(state, admitted);
     }
   } catch (error) {
     // A refusal from admit, or a bug of ours in a later synchronous step.
@@ -92,42 +100,65 @@ export function receiveError(state: ReceiverState, error: unknown): answers.Rece
   return answer;
 }
 
-/** A step after admission: it ends the attempt with its answer, or returns undefined and the next step goes on. */
-type Step = (state: ReceiverState, attempt: Attempt) => Awaitable<answers.ReceiverAnswer | undefined>;
+/** The receipt's answer, rendered from the outcome the steps ended the admitted delivery with. */
+function answerAttempt(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
+  const outcome = processAttempt(state, attempt);
+  if (!isPromiseLike(outcome)) return answerOutcome(state, attempt, outcome);
+  return outcome.then((value) => answerOutcome(state, attempt, value));
+}
 
-/** The steps of an admitted delivery, or a trusted one (a worker's job), in order; the last one always answers. */
-const RUN_STEPS: readonly Step[] = [match, claim, runHandlers];
+/** The steps of an admitted delivery, or a trusted one (a worker's job), in order; the last one always ends it. */
+const RUN_STEPS: readonly AnyStep[] = [match, claim, runHandlers, settle];
 
-/** Answer-fast mode's receipt: the queue's idempotent enqueue is the receipt, the worker claims (steps/enqueue.ts). */
-const ENQUEUE_STEPS: readonly Step[] = [match, enqueue];
+/**
+ * Answer-fast mode's receipt: the queue's idempotent enqueue is the receipt, the worker claims
+ * (steps/enqueue.ts). Only a job the queue cannot carry goes on past it, to be handled in the request.
+ */
+const ENQUEUE_STEPS: readonly AnyStep[] = [match, enqueue, claim, runHandlers, settle];
 
 /** Admitted (or trusted): match the handlers, then claim, run and settle, or (answer-fast receipt) enqueue. */
-export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
+export function processAttempt(state: ReceiverState, attempt: Attempt): Awaitable<Outcome> {
   const steps = attempt.mode === 'receive' && state.config.queue !== undefined ? ENQUEUE_STEPS : RUN_STEPS;
   return runSteps(state, attempt, steps, 0);
 }
 
 /**
- * The one runner: the steps from `from` on, each ending the attempt with its answer or letting the
- * next one go on. Synchronous for as long as the steps are (as Hono's compose is): a promise only from
+ * The one runner: the steps from `from` on (each through `runStep`, step.ts), each ending the attempt
+ * with its outcome or letting the next one go on. Synchronous for as long as the steps are (as Hono's compose is): a promise only from
  * the first step that waits, the rest chained on it.
  */
-function runSteps(state: ReceiverState, attempt: Attempt, steps: readonly Step[], from: number): Awaitable<answers.ReceiverAnswer> {
+function runSteps(state: ReceiverState, attempt: Attempt, steps: readonly AnyStep[], from: number): Awaitable<Outcome> {
   for (let i = from; i < steps.length; i++) {
-    const answer = (steps[i] as Step)(state, attempt);
-    if (answer === undefined) continue;
-    if (!isPromiseLike(answer)) return answer;
-    return answer.then((value) => value ?? runSteps(state, attempt, steps, i + 1));
+    const outcome = runStep(state, attempt, steps[i] as AnyStep);
+    if (outcome === undefined) continue;
+    if (!isPromiseLike(outcome)) return attempt.goesOn === undefined ? outcome : goOn(state, attempt, steps, i, outcome);
+    return outcome.then((value) => {
+      if (value === undefined) return runSteps(state, attempt, steps, i + 1);
+      return attempt.goesOn === undefined ? value : goOn(state, attempt, steps, i, value);
+    });
   }
-  throw new Error('hookline: no step answered the delivery'); // never: the last step always answers
+  throw new Error('hookline: no step ended the delivery'); // never: the last step always ends it
 }
 
-/** How a queued delivery's run ended, for the worker to tell its queue. */
+/**
+ * Step `at` ended the attempt while its handlers go on (past the deadline, or `maxRunMs`): the steps
+ * after it run once they end, and their outcome is told to the listeners (nobody is answered then).
+ */
+function goOn(state: ReceiverState, attempt: Attempt, steps: readonly AnyStep[], at: number, outcome: Outcome): Outcome {
+  const ended = attempt.goesOn as Promise<void>;
+  attempt.goesOn = undefined;
+  ended
+    .then(() => runSteps(state, attempt, steps, at + 1))
+    .then(
+      (late) => reportOutcome(state, attempt, late),
+      (error: unknown) => reportError(state, error, { phase: 'internal' }),
+    );
+  return outcome;
+}
+
+/** How a queued delivery's run ended, for the worker to tell its queue (job-result.ts). */
 export interface WorkResult {
-  /** `rejected` (or undefined) when it was not processed: the store failed before anything ran. */
-  readonly outcome: AttemptOutcome | undefined;
-  /** What a handler threw (`failed`, `permanent`), or the refusal that stopped it. */
-  readonly error: unknown;
+  readonly outcome: Outcome;
   /** The store's count of claims of this delivery, this one included (0 if never claimed). */
   readonly claims: number;
 }
@@ -135,8 +166,7 @@ export interface WorkResult {
 /**
  * The trusted entry: runs claim → handlers → settle on a delivery that was verified on receipt (a
  * queued job). Never reachable from HTTP: only `receiver.work()` calls it. Its keys live in their own
- * namespace (`<namespace>work:`), apart from the receipts', so the receipt's completion does not make
- * the job a duplicate. `tries` is the queue's count of the job's tries, for the trace.
+ * namespace (`<namespace>work:`, store-keys.ts), apart from synchronous mode's receipts'. `tries` is the queue's count of the job's tries, for the trace.
  */
 export async function runTrusted(
   state: ReceiverState,
@@ -152,7 +182,7 @@ export async function runTrusted(
   const attempt = newAttempt({
     mode: 'work',
     delivery,
-    timestampMs: Date.parse(delivery.timestamp),
+    timestampMs: parseTimestamp(delivery.timestamp),
     receivedAt: queued.receivedAt,
     secretIndex: queued.secretIndex,
     headers: {},
@@ -165,15 +195,17 @@ export async function runTrusted(
     trace.timestampMs = attempt.timestampMs;
   }
   const unfence = fence === undefined ? undefined : followJobFence(fence, attempt);
+  let outcome: Outcome;
   try {
-    await processAttempt(state, attempt);
+    outcome = await processAttempt(state, attempt);
   } finally {
     unfence?.();
   }
+  reportOutcome(state, attempt, outcome);
   if (trace !== undefined) {
     traceReturned(trace);
-    trace.attempt = tries;
+    trace.tries = tries;
     traceSettled(trace, attempt, undefined);
   }
-  return { outcome: attempt.outcome, error: attempt.error, claims: attempt.claims };
+  return { outcome, claims: attempt.claims };
 }

@@ -2,7 +2,7 @@
  * Answer-fast mode's start-up check of the queue's size limit against `maxBodyBytes`. A queue with a
  * message size limit (SQS, Cloudflare Queues) says through `bodyLimitBytes()` the largest body it
  * always carries; a receiver that accepts larger bodies handles those in the request instead of
- * queueing them (steps/handle-in-request.ts). That is worth one warning when the receiver is made,
+ * queueing them (steps/enqueue.ts). That is worth one warning when the receiver is made,
  * saying what happens to such a delivery, rather than a surprise on the first large one.
  *
  * Not when the queue carries nearly all of `maxBodyBytes` (at least `NEARLY_ALL`): SQS at its 1 MiB

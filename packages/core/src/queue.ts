@@ -157,7 +157,7 @@ export interface DeliveryQueue {
    * `{ duplicate: true }` and adds no second job. One the queue holds as a dead letter is put back
    * with a fresh set of tries and answers `{ duplicate: false }`: the service's replay of a delivery
    * that never completed must run it. Rejects when the job may not be durable (the receiver then
-   * releases its claim and answers 503).
+   * answers 503 and the service retries: the receipt claimed nothing, so there is nothing to release).
    */
   enqueue(job: QueuedDelivery): Promise<{ duplicate: boolean }>;
   /**

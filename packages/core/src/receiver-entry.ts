@@ -21,7 +21,7 @@
 import type { ReceiverAnswer } from './answers';
 import type { Awaitable } from './awaitable';
 import type { DeliveryQueue, JobResult, QueueJob } from './queue';
-import type { ReceiverInput } from './receiver';
+import type { ReceiverInput } from './endpoint';
 
 const ENTRY = Symbol.for('hookline.receiverEntry.v1');
 

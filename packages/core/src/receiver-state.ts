@@ -8,18 +8,6 @@ import { heartbeatIntervalMs, type ResolvedOptions } from './resolve-options';
 import { createRefusalNotes, type RefusalNotes } from './refusal-notes';
 import { callUserCode, createUserCodeNotes, noteUserCodeFailure } from './user-code';
 
-/**
- * A pino-style logger: one structured line per refusal and permanent failure (`warn`), handler
- * failure and lease loss (`error`). The receiver writes nothing at info level; `info` is accepted (any
- * pino-style logger has one) and never required. A logger that throws or rejects changes nothing:
- * the failure is written to `console.error` (the first of each method, then a count a minute).
- */
-export interface ReceiverLogger {
-  info?(fields: object, message?: string): void;
-  warn(fields: object, message?: string): void;
-  error(fields: object, message?: string): void;
-}
-
 type HookName = keyof ReceiverHooks<EventMap>;
 /** Listeners are kept untyped: `receiver.hook()` checks them at the call site against the receiver's events. */
 type HookLists = Record<HookName, ((info: never) => unknown)[]>;

@@ -1,8 +1,7 @@
-import type { ReceiverAnswer } from './answers';
 import type { Handler } from './dispatch';
 import { type HandlerEntry, type HandlerOptions, handlerEntry } from './handler-options';
 import type { DeliveryFor, EventMap, EventPattern, ServiceEvents } from './events';
-import type { HeadersInput } from './headers';
+import type { ReceiverEndpoint } from './endpoint';
 import type { ErrorListener, ReceiverHooks } from './hooks';
 import type { ReceiverOptions } from './options';
 import { resolveOptions } from './resolve-options';
@@ -17,18 +16,8 @@ import { processJob, startWorker, type WorkOptions } from './worker';
 /** A delivery whose `data` a handler's schema checked: the schema's output type, or the event's own without a schema. */
 export type WithData<D, S> = [S] extends [never] ? D : D extends unknown ? Omit<D, 'data'> & { data: S } : never;
 
-/** What an adapter hands to `receiver.handle()`. */
-export interface ReceiverInput {
-  /** The raw bytes exactly as received. */
-  body: Uint8Array;
-  /** A Web `Headers` or node's lower-case header record. */
-  headers: HeadersInput;
-  /** The request URL, passed to a per-tenant secret resolver. */
-  url?: string;
-}
-
 /** A webhook receiver: register handlers, then mount it with an adapter or `fetch`. */
-export interface Receiver<E extends EventMap = ServiceEvents> {
+export interface Receiver<E extends EventMap = ServiceEvents> extends ReceiverEndpoint {
   /**
    * Runs `handler` for every delivery whose event matches: an exact name, a list of names, a group
    * wildcard such as `'message.*'`, or `'*'` (which also sees events the catalogue does not list yet).
@@ -44,26 +33,13 @@ export interface Receiver<E extends EventMap = ServiceEvents> {
   hook<K extends keyof ReceiverHooks<E>>(name: K, listener: ReceiverHooks<E>[K]): this;
   /** Hears handler, store and hook errors. Without a listener (or a `logger`) they are written to `console.error`. */
   onError(listener: ErrorListener): this;
-  /** Serves a Web `Request` (Bun, Deno, Cloudflare Workers, Next.js App Router, Hono…). */
-  fetch(request: Request): Promise<Response>;
-  /** The adapter entry point: raw bytes and headers in, the answer out. Never throws. */
-  handle(input: ReceiverInput): Promise<ReceiverAnswer>;
-  /** The answer for an error met before `handle` (body too large, body already parsed…); fires `rejected`. */
-  answerError(error: unknown): ReceiverAnswer;
   /**
    * Answer-fast mode: starts consuming the `queue` given to `createReceiver` and runs the handlers
    * registered with `on()` for each queued delivery. `close()` on the result stops taking jobs and
    * resolves once the running ones finished (call it on SIGTERM).
    */
   work(options?: WorkOptions): QueueWorker;
-  /** The body limit adapters enforce while streaming. */
-  readonly maxBodyBytes: number;
-  /** The body-read time limit adapters enforce while streaming (408 past it). */
-  readonly bodyTimeoutMs: number;
 }
-
-/** The part of a receiver an adapter needs; any `Receiver<E>` is one. */
-export type ReceiverEndpoint = Pick<Receiver<EventMap>, 'handle' | 'answerError' | 'fetch' | 'maxBodyBytes' | 'bodyTimeoutMs'>;
 
 /**
  * Creates a receiver for the service's webhook deliveries: it verifies the signature over the raw

@@ -7,9 +7,10 @@ import { refuse } from './answers';
 import type { HooklineError } from './errors';
 import { memoryStore } from './memory-store';
 import { DEFAULT_RETENTION_MS } from './store-checks';
-import { MIN_RETENTION_MS, type ReceiverOptions, SERVICE_TIMEOUT_MS } from './options';
+import type { ReceiverOptions } from './options';
 import { type DeliveryQueue, enqueueTimeoutMs } from './queue';
-import type { ReceiverLogger } from './receiver-state';
+import type { ReceiverLogger } from './logger';
+import { MIN_RETENTION_MS, SERVICE_TIMEOUT_MS } from './service-schedule';
 import { normaliseSecrets, type SecretResolver, type SecretValue } from './secrets';
 import type { IdempotencyStore } from './store';
 

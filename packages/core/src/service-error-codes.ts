@@ -3,7 +3,7 @@
  * the error shape). One table for the client, which names a status that came without one (a proxy's
  * HTML page), and for the emulator, which answers an injected fault the way the service would.
  */
-export const SERVICE_ERROR_CODES = {
+const SERVICE_ERROR_CODES = {
   400: 'VALIDATION_ERROR',
   401: 'INVALID_API_KEY',
   403: 'FORBIDDEN',

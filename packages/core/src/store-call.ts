@@ -14,30 +14,24 @@ export class StoreTimeoutError extends Error {
 }
 
 /** When a store call starts: a clock reading when a tracer wants the figure, -1 (no clock read) otherwise. */
-export function storeCallStart(attempt: Attempt): number {
+function storeCallStart(attempt: Attempt): number {
   return storeTimed(attempt) ? performance.now() : -1;
 }
 
 /**
- * Bounds and times one store call whose answer is `result` (the caller makes the call itself, so the
- * synchronous path allocates nothing). A store that answered synchronously (the memory store) cannot
- * hang and pays nothing; a promise gets one timer of `timeoutMs` (none for `Infinity`: a call the
- * backend bounds itself). `onLate` sees the value of a call that
- * answered after its time limit (a claim acquired after all must be released, so the next attempt
- * need not wait out the lease).
+ * Bounds and times one store call that answered with a promise: one timer of `timeoutMs` (none for
+ * `Infinity`: a call the backend bounds itself). `onLate` sees the value of a call that answered after
+ * its time limit (a claim acquired after all must be released, so the next attempt need not wait out
+ * the lease).
  */
-export function boundStoreCall<T>(
+function boundStoreCall<T>(
   attempt: Attempt,
   operation: StoreOperationMessage['operation'],
   startedAt: number,
   timeoutMs: number,
-  result: Awaitable<T>,
+  result: Promise<T>,
   onLate?: (value: T) => void,
-): Awaitable<T> {
-  if (!isPromiseLike(result)) {
-    if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt);
-    return result;
-  }
+): Promise<T> {
   if (timeoutMs === Number.POSITIVE_INFINITY) return traced(attempt, operation, startedAt, result);
   return new Promise<T>((resolve, reject) => {
     let timedOut = false;
@@ -82,20 +76,33 @@ function traced<T>(attempt: Attempt, operation: StoreOperationMessage['operation
   );
 }
 
-/** `boundStoreCall` for a call that may also throw synchronously (the throw is traced, then rethrown). */
-export function callStore<T>(
+/**
+ * The one way the receiver calls its store: `call(context, attempt)`, bounded by `timeoutMs` and timed
+ * for the trace; a synchronous throw is traced, then rethrown. `onLate` sees the value of a call that
+ * answered after its time limit. A store that answered synchronously (the memory store) cannot hang
+ * and pays nothing: with a `call` that closes over nothing (its arguments come as `context` and the
+ * attempt), the synchronous path allocates nothing.
+ */
+export function callStore<T, C = undefined>(
   attempt: Attempt,
   operation: StoreOperationMessage['operation'],
   timeoutMs: number,
-  call: () => Awaitable<T>,
+  call: (context: C, attempt: Attempt) => Awaitable<T>,
+  context?: C,
+  onLate?: (context: C, attempt: Attempt, value: T) => void,
 ): Awaitable<T> {
   const startedAt = storeCallStart(attempt);
   let result: Awaitable<T>;
   try {
-    result = call();
+    result = call(context as C, attempt);
   } catch (error) {
     if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt, error);
     throw error;
   }
-  return boundStoreCall(attempt, operation, startedAt, timeoutMs, result);
+  if (!isPromiseLike(result)) {
+    if (startedAt >= 0) traceStoreOperation(attempt, operation, performance.now() - startedAt);
+    return result;
+  }
+  const late = onLate === undefined ? undefined : (value: T) => onLate(context as C, attempt, value);
+  return boundStoreCall(attempt, operation, startedAt, timeoutMs, result, late);
 }

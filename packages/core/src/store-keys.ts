@@ -27,7 +27,7 @@ export function receiptPrefix(namespace: string, scope: string): string {
   return namespace + scope;
 }
 
-/** The key prefix of a queued job's run, apart from the receipts': a receipt's completion must not make the job a duplicate. */
+/** The key prefix of a queued job's run, apart from synchronous mode's receipt keys: a job's claims and completions are the worker's own (answer-fast mode's receipt writes none). */
 export function workPrefix(namespace: string, scope: string | undefined): string {
   return `${namespace}work:${scope ?? ''}`;
 }

@@ -2,8 +2,9 @@
 import { createHmac } from 'node:crypto';
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, beforeEach, type MockInstance, onTestFinished, vi } from 'vitest';
-import { DELIVERY_CHANNEL, type DeliveryTrace } from './diagnostics';
-import type { ReceiverInput } from './receiver';
+import type { DeliveryTrace } from './delivery-trace';
+import { DELIVERY_CHANNEL } from './diagnostics';
+import type { ReceiverInput } from './endpoint';
 
 export const SECRET = 'whsec_test_3b1f0c';
 

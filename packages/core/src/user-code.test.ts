@@ -9,7 +9,7 @@ import type { ReceiverHooks } from './hooks';
 import type { EventMap } from './events';
 import { NOTE_SUMMARY_MS } from './notes';
 import { createReceiver } from './receiver';
-import type { ReceiverLogger } from './receiver-state';
+import type { ReceiverLogger } from './logger';
 import { envelope, json, SECRET, signed, tick, watchDeliveryTraces } from './test-support';
 
 let consoleError: MockInstance<typeof console.error>;

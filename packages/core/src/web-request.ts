@@ -1,6 +1,6 @@
 import { methodNotAllowed, type ReceiverAnswer } from './answers';
 import { readRequestBody } from './body';
-import type { ReceiverEndpoint, ReceiverInput } from './receiver';
+import type { ReceiverEndpoint, ReceiverInput } from './endpoint';
 
 /**
  * The receiver's Response to a Web `Request`: 405 with `Allow: POST` to any other method, the body

@@ -5,7 +5,7 @@ import { memoryStore } from './memory-store';
 import type { DeliveryQueue, JobResult, QueuedDelivery, QueueJob } from './queue';
 import { createReceiver } from './receiver';
 import { envelope, SECRET } from './test-support';
-import { waitDelayMs } from './worker';
+import { waitDelayMs } from './job-result';
 
 /** A queue that hands the receiver's processor to the test, and whose close() waits for running jobs as backends do. */
 function directQueue() {

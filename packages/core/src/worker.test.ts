@@ -3,7 +3,8 @@
 // handlers running past deadlineMs (nobody waits for a worker's answer, so there is no deadline).
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DELIVERY_CHANNEL, type DeliveryTrace } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { DELIVERY_CHANNEL } from './diagnostics';
 import { HooklineError, PermanentFailure } from './errors';
 import { memoryStore } from './memory-store';
 import type { DeliveryQueue, JobResult, QueuedDelivery, QueueJob } from './queue';
@@ -161,6 +162,13 @@ describe('a job payload the worker cannot trust', () => {
     ['a timestamp that is no date', withDelivery({ timestamp: 'yesterday' }), 'the queued delivery has no valid timestamp'],
     // Date.parse would read a one-element array as its string: only a string is a timestamp.
     ['a timestamp in an array', withDelivery({ timestamp: [new Date().toISOString()] }), 'the queued delivery has no valid timestamp'],
+    // Receipt's rules (envelope.ts), not Date.parse's, which reads 2026-02-31 as March 3.
+    [
+      'a timestamp past the end of its month',
+      withDelivery({ timestamp: '2026-02-31T10:00:00.000Z' }),
+      'the queued delivery has no valid timestamp',
+    ],
+    ['a deliveryId with a control character', withDelivery({ deliveryId: 'wdl_a\u0000b' }), 'the queued delivery has no valid deliveryId'],
     ['data that is a string', withDelivery({ data: 'x' }), 'the queued delivery has no data object'],
     ['null data', withDelivery({ data: null }), 'the queued delivery has no data object'],
     ['data that is an array', withDelivery({ data: [] }), 'the queued delivery has no data object'],
@@ -242,6 +250,25 @@ describe('what the worker tells the queue', () => {
     expect(result).toMatchObject({ status: 'wait', reason: expect.stringContaining(`${busy.delivery.deliveryId} is in_progress`) });
   });
 
+  it('a wait that neither the rejected hook nor the logger hears of, whether the delivery or a guard makes the job wait', async () => {
+    const { queue, run } = directQueue();
+    const store = memoryStore();
+    const rejected = vi.fn();
+    const warned: string[] = [];
+    const logger = { info: () => {}, warn: (_fields: unknown, message: string) => warned.push(message), error: () => {} };
+    createReceiver({ secret: SECRET, queue, store, logger, hooks: { rejected } })
+      .on('*', vi.fn(), { name: 'status', order: { key: () => 'line_1' } })
+      .work();
+    const held = job();
+    store.claim(`hookline:work:${held.delivery.deliveryId}`, 'another-worker', 60_000);
+    const guarded = job({ delivery: envelope({ deliveryId: 'wdl_guarded' }) as unknown as QueuedDelivery['delivery'] });
+    store.claim('hookline:work:order:status:lock:line_1', 'another-worker', 60_000);
+    expect(await run(held)).toMatchObject({ status: 'wait', reason: expect.stringContaining('is in_progress') });
+    expect(await run(guarded)).toMatchObject({ status: 'wait', reason: expect.stringContaining('is resource_busy') });
+    expect(rejected).not.toHaveBeenCalled();
+    expect(warned).toEqual([]);
+  });
+
   it('a retry when the store fails before anything ran', async () => {
     const { queue, run } = directQueue();
     const inner = memoryStore();
@@ -318,9 +345,9 @@ describe("the worker's trace", () => {
         receivedAt: 1_700_000_000_000,
         traceparent: traced.traceparent,
         tracestate: 'vendor=1',
-        attempt: 3,
+        tries: 3,
       });
-      expect(traces[0]).toMatchObject({ outcome: 'handled', attempt: 3 });
+      expect(traces[0]).toMatchObject({ outcome: 'handled', tries: 3 });
       expect(atStart[1]).not.toHaveProperty('traceparent');
       expect(atStart[1]).not.toHaveProperty('tracestate');
       expect(atStart[1]?.receivedAt).toBe(plain.receivedAt);

@@ -5,13 +5,14 @@
  * (claim → handlers → settle in the `work:` key namespace), so a job the queue delivers twice still
  * runs its handlers to success once.
  */
-import { type DeliveryTrace, startTrace } from './diagnostics';
+import type { DeliveryTrace } from './delivery-trace';
+import { startTrace } from './diagnostics';
 import { refuse } from './answers';
-import { HooklineError } from './errors';
+import { checkEnvelope, type EnvelopeFields, type EnvelopeIssue, parseTimestamp } from './envelope';
+import { jobResult } from './job-result';
 import { runTrusted } from './pipeline';
 import type { JobResult, QueuedDelivery, QueueJob, QueueWorker } from './queue';
 import { type ReceiverState, reportError } from './receiver-state';
-import { type GuardRefusal, guardRefusal } from './steps/guard-refusals';
 
 /** Options of `receiver.work()`. */
 export interface WorkOptions {
@@ -33,16 +34,21 @@ export interface WorkOptions {
   closeTimeoutMs?: number;
 }
 
+/** What a corrupt job's dead letter says of each envelope field that receipt would have refused. */
+const QUEUED_ENVELOPE_ISSUES: Record<EnvelopeIssue['field'], string> = {
+  event: 'the queued delivery has no event',
+  deliveryId: 'the queued delivery has no valid deliveryId',
+  timestamp: 'the queued delivery has no valid timestamp',
+  data: 'the queued delivery has no data object',
+};
+
 /** Why a job payload cannot be trusted, or `undefined` when it has the shape the receiver enqueues. */
 export function checkQueuedDelivery(payload: unknown): string | undefined {
   if (typeof payload !== 'object' || payload === null) return 'the job payload is not an object';
   const { delivery, receivedAt, secretIndex } = payload as Partial<QueuedDelivery>;
   if (typeof delivery !== 'object' || delivery === null) return 'the job payload has no delivery';
-  const { event, deliveryId, timestamp, data } = delivery as Partial<QueuedDelivery['delivery']>;
-  if (typeof event !== 'string' || event.length === 0) return 'the queued delivery has no event';
-  if (typeof deliveryId !== 'string' || !deliveryId.startsWith('wdl_')) return 'the queued delivery has no valid deliveryId';
-  if (typeof timestamp !== 'string' || Number.isNaN(Date.parse(timestamp))) return 'the queued delivery has no valid timestamp';
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return 'the queued delivery has no data object';
+  const issue = checkEnvelope(delivery as EnvelopeFields);
+  if (typeof issue !== 'number') return QUEUED_ENVELOPE_ISSUES[issue.field];
   if (typeof receivedAt !== 'number' || typeof secretIndex !== 'number') return 'the job payload lacks receivedAt or secretIndex';
   const { scope } = payload as Partial<QueuedDelivery>;
   if (scope !== undefined && typeof scope !== 'string') return 'the job payload has a scope that is not a string';
@@ -61,84 +67,16 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
       const known: Partial<DeliveryTrace> = {
         event: queued.delivery.event,
         deliveryId: queued.delivery.deliveryId,
-        timestampMs: Date.parse(queued.delivery.timestamp),
-        attempt: job.attempt,
+        timestampMs: parseTimestamp(queued.delivery.timestamp),
+        tries: job.attempt,
       };
       if (queued.traceparent !== undefined) known.traceparent = queued.traceparent;
       if (queued.tracestate !== undefined) known.tracestate = queued.tracestate;
       return known;
     },
   );
-  const result = await runTrusted(state, queued, job.attempt, trace, job.signal);
-  const { event, deliveryId } = queued.delivery;
-  switch (result.outcome) {
-    case 'handled':
-    case 'duplicate':
-      return { status: 'done' };
-    case 'unhandled':
-      return { status: 'dead', reason: `no handler takes ${event} any more`, kind: 'unhandled' };
-    case 'permanent':
-      return { status: 'dead', reason: `PermanentFailure: ${errorMessage(result.error)}`, kind: 'permanent' };
-    case 'in_progress':
-    case 'failed': {
-      // Not a failure: the delivery, its record or its resource is held by another attempt, or its
-      // predecessor has not been seen. The job waits without spending a try (colliding jobs would
-      // otherwise use their tries up together and be dead-lettered without ever failing).
-      const refusal = guardRefusal(result.error);
-      if (refusal?.kind === 'wait') return waitFor(refusal, deliveryId, result.claims);
-      throw failureOf(result.error);
-    }
-    default: {
-      // The claim failed. A store that is not set up says so and names the fix: the queue keeps the
-      // message as the dead letter's last error.
-      const { error } = result;
-      const why = HooklineError.is(error) && error.code === 'CONFIGURATION_ERROR' ? error.message : 'the store failed';
-      throw new Error(`hookline: ${deliveryId} was not processed (${why}); retry later`);
-    }
-  }
-}
-
-/** The first wait of a busy job; each claim of the delivery doubles it, up to the holder's lease. */
-const FIRST_WAIT_MS = 250;
-
-/**
- * How long a job that cannot run yet waits.
- *
- * - Its resource or its handler's record is busy (`resource_busy`, `handler_in_progress`): the holder
- *   may finish any moment, so exponential from 250 ms with each claim of the delivery (every wait
- *   claims it once more), capped by what the holder's lease has left, times a random factor between
- *   0.5 and 1.5 so that jobs that collided once do not come back together.
- * - Another worker runs this very delivery (`in_progress`) or its predecessor has not been seen: the
- *   holder's lease (it ends, or the other worker finished and this job is a duplicate), or the
- *   service's own next gap (30 s, 2 min, …), plus up to a fifth.
- */
-export function waitDelayMs(refusal: GuardRefusal, claims: number, random: () => number = Math.random): number {
-  if (refusal.reason === 'in_progress' || refusal.reason === 'predecessor_not_seen') {
-    return Math.round(Math.max(refusal.waitMs, FIRST_WAIT_MS) * (1 + random() / 5));
-  }
-  const backoff = FIRST_WAIT_MS * 2 ** Math.min(Math.max(claims - 1, 0), 16);
-  return Math.round(Math.min(backoff, Math.max(refusal.waitMs, FIRST_WAIT_MS)) * (0.5 + random()));
-}
-
-function waitFor(refusal: GuardRefusal, deliveryId: string, claims: number): JobResult {
-  const delayMs = waitDelayMs(refusal, claims);
-  const reason = `${deliveryId} is ${refusal.reason ?? 'busy'}: waiting ${delayMs} ms without spending a try`;
-  return { status: 'wait', delayMs, reason };
-}
-
-/**
- * A handler's failure as the job's rejection, its class named as a PermanentFailure's is (`TypeError:
- * …`, `Error: …`): queues keep a rejection's message as the dead letter's last error, so without the
- * name a plain Error read like a bare sentence beside `PermanentFailure: …`. The handler's own error is
- * the cause.
- */
-function failureOf(error: unknown): Error {
-  if (!(error instanceof Error)) return new Error(errorMessage(error));
-  return new Error(`${error.name}: ${error.message}`, { cause: error });
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const { outcome, claims } = await runTrusted(state, queued, job.attempt, trace, job.signal);
+  return jobResult(outcome, queued.delivery, claims);
 }
 
 /** Starts consuming the receiver's queue. */

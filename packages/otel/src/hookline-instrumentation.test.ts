@@ -103,7 +103,7 @@ describe('HooklineInstrumentation', () => {
 
   it('work mode: a traceparent present at start becomes a link at creation, tracestate kept; no traceparent is written', () => {
     const traceparent = `00-${TRACE_ID}-${SPAN_ID}-01`;
-    const ctx = publish({ event: 'message.sent', outcome: 'handled', attempt: 2 }, undefined, {
+    const ctx = publish({ event: 'message.sent', outcome: 'handled', tries: 2 }, undefined, {
       mode: 'work',
       traceparent,
       tracestate: 'vendor=abc,other=1',
@@ -114,7 +114,7 @@ describe('HooklineInstrumentation', () => {
     expect(span?.links[0]?.context).toMatchObject({ traceId: TRACE_ID, spanId: SPAN_ID, traceFlags: 1, isRemote: true });
     expect(span?.links[0]?.context.traceState?.serialize()).toBe('vendor=abc,other=1');
     expect(ctx.traceparent).toBe(traceparent);
-    expect(span?.attributes['hookline.attempt']).toBe(2);
+    expect(span?.attributes['hookline.tries']).toBe(2);
     expect(span?.attributes['http.response.status_code']).toBeUndefined();
   });
 

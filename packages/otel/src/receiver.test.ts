@@ -206,7 +206,7 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       'hookline.outcome': 'handled',
       'hookline.event': 'message.delivered',
       'messaging.message.id': d.deliveryId,
-      'hookline.attempt': 1,
+      'hookline.claims': 1,
       'http.response.status_code': 200,
     });
     expect(span.status.code).toBe(SpanStatusCode.UNSET);
@@ -289,7 +289,7 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       'hookline.outcome': 'failed',
       'hookline.event': 'message.failed',
       'messaging.message.id': d.deliveryId,
-      'hookline.attempt': 1,
+      'hookline.claims': 1,
       'http.response.status_code': 200,
       'error.type': 'PermanentFailure',
     });
@@ -316,7 +316,7 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       'hookline.outcome': 'failed',
       'hookline.event': 'call.failed',
       'messaging.message.id': d.deliveryId,
-      'hookline.attempt': 1,
+      'hookline.claims': 1,
       'http.response.status_code': 500,
       'error.type': 'TypeError',
     });
@@ -460,7 +460,7 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       'hookline.outcome': 'queued',
       'hookline.event': 'message.read',
       'messaging.message.id': d.deliveryId,
-      // No 'hookline.attempt': answer-fast mode's receipt claims nothing in the store.
+      // No 'hookline.claims': answer-fast mode's receipt claims nothing in the store.
       'http.response.status_code': 202,
       'hookline.queue.name': 'memory',
     });
@@ -473,7 +473,8 @@ describe('HooklineInstrumentation with a real receiver over HTTP', () => {
       'hookline.outcome': 'handled',
       'hookline.event': 'message.read',
       'messaging.message.id': d.deliveryId,
-      'hookline.attempt': 1,
+      'hookline.claims': 1,
+      'hookline.tries': 1,
     });
     // Its own trace (the worker runs outside the request), linked to the receipt's span.
     expect(work.parentSpanContext).toBeUndefined();

@@ -12,7 +12,8 @@ export const ATTR_HTTP_RESPONSE_STATUS_CODE = 'http.response.status_code';
 export const ATTR_ERROR_TYPE = 'error.type';
 
 export const ATTR_HOOKLINE_EVENT = 'hookline.event';
-export const ATTR_HOOKLINE_ATTEMPT = 'hookline.attempt';
+export const ATTR_HOOKLINE_CLAIMS = 'hookline.claims';
+export const ATTR_HOOKLINE_TRIES = 'hookline.tries';
 export const ATTR_HOOKLINE_OUTCOME = 'hookline.outcome';
 export const ATTR_HOOKLINE_MODE = 'hookline.mode';
 export const ATTR_HOOKLINE_REASON = 'hookline.reason';

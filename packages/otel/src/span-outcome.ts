@@ -3,11 +3,12 @@ import type { DeliveryTrace } from './channels';
 import { errorType } from './error-type';
 import {
   ATTR_ERROR_TYPE,
-  ATTR_HOOKLINE_ATTEMPT,
+  ATTR_HOOKLINE_CLAIMS,
   ATTR_HOOKLINE_EVENT,
   ATTR_HOOKLINE_OUTCOME,
   ATTR_HOOKLINE_QUEUE_NAME,
   ATTR_HOOKLINE_REASON,
+  ATTR_HOOKLINE_TRIES,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_MESSAGING_MESSAGE_ID,
   ERROR_TYPE_OTHER,
@@ -16,12 +17,13 @@ import { linkFromTraceparent } from './trace-context';
 
 /** The span's name, attributes and status once the delivery's outcome is known. */
 export function describeOutcome(span: Span, delivery: DeliveryTrace, outcome: string, linked: boolean): void {
-  const { event, deliveryId, attempt, status, code } = delivery;
+  const { event, deliveryId, claims, tries, status, code } = delivery;
   if (event !== undefined) span.updateName(`process ${event}`);
   const attributes: Attributes = { [ATTR_HOOKLINE_OUTCOME]: outcome };
   if (event !== undefined) attributes[ATTR_HOOKLINE_EVENT] = event;
   if (deliveryId !== undefined) attributes[ATTR_MESSAGING_MESSAGE_ID] = deliveryId;
-  if (attempt !== undefined) attributes[ATTR_HOOKLINE_ATTEMPT] = attempt;
+  if (claims !== undefined) attributes[ATTR_HOOKLINE_CLAIMS] = claims;
+  if (tries !== undefined) attributes[ATTR_HOOKLINE_TRIES] = tries;
   if (status !== undefined) attributes[ATTR_HTTP_RESPONSE_STATUS_CODE] = status;
   if (delivery.reason !== undefined) attributes[ATTR_HOOKLINE_REASON] = delivery.reason;
   if (delivery.queue !== undefined) attributes[ATTR_HOOKLINE_QUEUE_NAME] = delivery.queue;

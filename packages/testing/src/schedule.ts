@@ -1,11 +1,5 @@
-/**
- * The service's retry schedule (docs/service-contract.md §2.4): the delay before each of the 7 attempts,
- * counted from the end of the previous one. Attempt 7 is final.
- */
-export const RETRY_SCHEDULE_MS: readonly number[] = [0, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000];
-
-/** The service counts an attempt as failed when no 2xx arrives within 30 seconds (docs/service-contract.md §2.4). */
-export const SERVICE_TIMEOUT_MS = 30_000;
+// The service's retry schedule and attempt limit (docs/service-contract.md §2.4), as core writes them.
+export { RETRY_SCHEDULE_MS, SERVICE_TIMEOUT_MS } from '@hookline/core/adapter';
 
 /** `1 h 6 m`, `2 m 30 s`, `450 ms`: a duration the way a person reads a schedule. */
 export function formatDuration(ms: number): string {

@@ -7,14 +7,14 @@
 import * as answers from '../answers';
 import { type Attempt, newAttempt } from '../attempt';
 import { type Awaitable, isPromiseLike } from '../awaitable';
-import type { DeliveryTrace } from '../diagnostics';
+import type { DeliveryTrace } from '../delivery-trace';
 import { parseEnvelope } from '../envelope';
 import { DELIVERY_ID_HEADER, EVENT_HEADER, readHeader, SIGNATURE_HEADER } from '../headers';
-import type { ReceiverInput } from '../receiver';
+import type { ReceiverInput } from '../endpoint';
 import { type ReceiverState, reportError } from '../receiver-state';
-import { resolveRequestSecrets } from '../secrets';
+import { resolveRequestSecrets } from '../request-secrets';
 import { receiptPrefix } from '../store-keys';
-import { isSignatureShaped, matchSignature } from '../verify';
+import { MALFORMED_SIGNATURE, matchSignature } from '../verify';
 
 export function admit(state: ReceiverState, input: ReceiverInput, trace: DeliveryTrace | undefined): Awaitable<Attempt> {
   const { config } = state;
@@ -28,28 +28,28 @@ export function admit(state: ReceiverState, input: ReceiverInput, trace: Deliver
   const signature = readHeader(input.headers, SIGNATURE_HEADER);
   if (signature === undefined || signature === '') throw answers.invalidSignature('missing');
   if (config.secrets === undefined) {
-    return resolveRequestSecrets(state, input).then(({ secrets, scope }) => {
-      const match = matchSignature(body, signature, secrets);
-      return isPromiseLike(match)
-        ? match.then((index) => accept(state, input, signature, index, scope, trace))
-        : accept(state, input, signature, match, scope, trace);
-    });
+    return resolveRequestSecrets(state, input).then(({ secrets, scope }) => verify(state, input, signature, secrets, scope, trace));
   }
-  const match = matchSignature(body, signature, config.secrets);
-  if (isPromiseLike(match)) return match.then((index) => accept(state, input, signature, index, '', trace));
-  return accept(state, input, signature, match, '', trace);
+  return verify(state, input, signature, config.secrets, '', trace);
 }
 
-/** The signature matched secret `secretIndex` (-1: none): check the envelope, its headers and its age. */
-function accept(
+/** The signature checked against `secrets`: synchronous under node:crypto, a promise under Web Crypto. */
+function verify(
   state: ReceiverState,
   input: ReceiverInput,
   signature: string,
-  secretIndex: number,
+  secrets: Parameters<typeof matchSignature>[2],
   scope: string,
   trace: DeliveryTrace | undefined,
-): Attempt {
-  if (secretIndex === -1) throw answers.invalidSignature(isSignatureShaped(signature) ? 'mismatch' : 'malformed');
+): Awaitable<Attempt> {
+  const match = matchSignature(input.body, signature, secrets);
+  if (isPromiseLike(match)) return match.then((index) => accept(state, input, index, scope, trace));
+  return accept(state, input, match, scope, trace);
+}
+
+/** The signature matched secret `secretIndex` (negative: none, or malformed): check the envelope, its headers and its age. */
+function accept(state: ReceiverState, input: ReceiverInput, secretIndex: number, scope: string, trace: DeliveryTrace | undefined): Attempt {
+  if (secretIndex < 0) throw answers.invalidSignature(secretIndex === MALFORMED_SIGNATURE ? 'malformed' : 'mismatch');
   const { config } = state;
   const { headers } = input;
   const { delivery, timestampMs, text } = parseEnvelope(input.body);

@@ -5,61 +5,59 @@
  * but the three states of the store contract is a store error: running handlers on a state we do not
  * understand could run them twice.
  */
-import * as answers from '../answers';
 import type { Attempt } from '../attempt';
-import { type Awaitable, isPromiseLike, mapAwaitable, thenStep } from '../awaitable';
+import type { Awaitable } from '../awaitable';
+import { DUPLICATE, type Outcome, waitOutcome } from '../outcome';
 import { emit, hasListeners, nextToken, type ReceiverState, reportError } from '../receiver-state';
+import { step } from '../step';
 import type { ClaimResult } from '../store';
-import { boundStoreCall, storeCallStart } from '../store-call';
+import { callStore } from '../store-call';
 import { storeFailure } from '../store-failure';
-import { answerError } from './answer-error';
-import { waitRefusal } from './guard-refusals';
 
 /**
- * Undefined once the lease is the attempt's (the next step runs the handlers, or enqueues), or the
- * attempt's answer: a duplicate of a completed delivery (200), another attempt's live lease (409), a
- * store that failed (503, or 500 for a key it refused). Answer-fast mode's receipt claims nothing here:
- * the queue's enqueue is its receipt (step 4b), and the worker claims.
+ * Undefined once the lease is the attempt's (the next step runs the handlers), or the attempt's
+ * outcome: a duplicate of a completed delivery, a wait for another attempt's live lease, a store that
+ * failed (`unavailable`). Answer-fast mode's receipt claims nothing here: the queue's enqueue is its
+ * receipt (step 4b), and the worker claims.
  */
-export function claim(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer | undefined> {
-  return thenStep(state, attempt, takeLease, claimed, storeFailed);
-}
+export const claim = step({ call: takeLease, answered: claimed, failed: storeFailed });
 
 function takeLease(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResult> {
-  const { store, leaseMs, storeTimeoutMs } = state.config;
   attempt.token = nextToken(state);
-  const startedAt = storeCallStart(attempt);
-  const result = store.claim(attempt.key, attempt.token, leaseMs);
-  if (!isPromiseLike(result) && startedAt < 0) return checkClaim(result);
-  const bounded = boundStoreCall(attempt, 'claim', startedAt, storeTimeoutMs, result, (late) => releaseLate(state, attempt, late));
-  return mapAwaitable(bounded, checkClaim);
+  return callStore(attempt, 'claim', state.config.storeTimeoutMs, claimKey, state, releaseLate);
 }
 
-function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Awaitable<answers.ReceiverAnswer> | undefined {
+function claimKey(state: ReceiverState, attempt: Attempt): Awaitable<ClaimResult> {
+  return state.config.store.claim(attempt.key, attempt.token, state.config.leaseMs);
+}
+
+function claimed(state: ReceiverState, attempt: Attempt, result: ClaimResult): Outcome | undefined {
+  const unknown = unknownClaim(result);
+  if (unknown !== undefined) return storeFailed(state, attempt, unknown);
   if (result.state === 'completed') {
     attempt.outcome = 'duplicate';
     if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'completed' });
-    return answers.duplicateAnswer();
+    return DUPLICATE;
   }
   if (result.state === 'in_progress') {
     attempt.outcome = 'in_progress';
     if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'in_progress' });
-    // Marked as a guard's wait: a queue worker waits for the other attempt without spending a try.
-    attempt.error = waitRefusal(result.retryAfterMs, 'in_progress');
-    return answerError(state, attempt.error, attempt, attempt.trace);
+    // Not a failure: the delivery waits for the other attempt's lease.
+    return waitOutcome(result.retryAfterMs, 'in_progress');
   }
   attempt.claims = result.attempt;
-  if (attempt.trace !== undefined) attempt.trace.attempt = result.attempt;
+  if (attempt.trace !== undefined) attempt.trace.claims = result.attempt;
   return undefined;
 }
 
 /**
  * The store failed (or timed out) before anything ran: fail closed, the service retries (a store that
- * is not set up: 500, see store-failure.ts). The refusal is the attempt's error, which a worker names.
+ * is not set up says so and names the fix, see store-failure.ts).
  */
-function storeFailed(state: ReceiverState, attempt: Attempt, error: unknown): answers.ReceiverAnswer {
-  attempt.error = storeFailure(state, error, attempt.delivery);
-  return answerError(state, attempt.error, attempt, attempt.trace);
+function storeFailed(state: ReceiverState, attempt: Attempt, error: unknown): Outcome {
+  const refusal = storeFailure(state, error, attempt.delivery);
+  attempt.error = refusal;
+  return { kind: 'unavailable', refusal };
 }
 
 /** A claim that answered after its time limit: give an acquired lease back, nothing runs under it. */
@@ -70,10 +68,11 @@ function releaseLate(state: ReceiverState, attempt: Attempt, late: ClaimResult):
     .then(undefined, (error: unknown) => reportError(state, error, { phase: 'store', delivery: attempt.delivery }));
 }
 
-function checkClaim(result: ClaimResult): ClaimResult {
+/** Undefined for an answer of the store contract, or the store error any other answer is. */
+function unknownClaim(result: ClaimResult): Error | undefined {
   const state = (result as { state?: unknown } | null)?.state;
-  if (state === 'acquired' || state === 'in_progress' || state === 'completed') return result;
-  throw new Error(
+  if (state === 'acquired' || state === 'in_progress' || state === 'completed') return undefined;
+  return new Error(
     `hookline: the store's claim answered ${describe(result)}; a store must answer { state: 'acquired' | 'in_progress' | 'completed' } (see the store conformance suite, @hookline/testing/conformance)`,
   );
 }

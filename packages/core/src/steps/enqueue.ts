@@ -13,7 +13,7 @@
  * - A queue that fails or cannot say: 503, and the service retries. The answer, the log line and the
  *   trace name the queue (its phase, channel and time-out are its own: queue-call.ts), not the store.
  * - A job larger than the queue carries (`JobTooLargeError`): handled in the request, as synchronous
- *   mode would (steps/handle-in-request.ts), never refused for ever.
+ *   mode would, never refused for ever (below).
  *
  * A job whose record the queue already let go (its retention ran out) is enqueued again when the
  * service repeats the delivery; the worker's claim finds its completion in the store and runs nothing.
@@ -25,15 +25,18 @@
  * spent most of their extra CPU on those two store calls.
  */
 import * as answers from '../answers';
-import type { Attempt } from '../attempt';
+import { type Attempt, useKeys } from '../attempt';
+import { DUPLICATE, type Outcome, QUEUED } from '../outcome';
 import { JobTooLargeError, type QueuedDelivery, withBodyJson } from '../queue';
-import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
 import { callQueue, QueueTimeoutError } from '../queue-call';
-import { scopeOf } from '../store-keys';
-import { answerError } from './answer-error';
-import { handleInRequest } from './handle-in-request';
+import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
+import { step } from '../step';
+import { scopeOf, workPrefix } from '../store-keys';
 
-export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<answers.ReceiverAnswer> {
+/** The outcome of the enqueue, or undefined for a job the queue cannot carry: the next steps handle it in the request. */
+export const enqueue = step({ call: enqueueJob });
+
+async function enqueueJob(state: ReceiverState, attempt: Attempt): Promise<Outcome | undefined> {
   const queue = state.config.queue as NonNullable<typeof state.config.queue>;
   let duplicate: boolean;
   try {
@@ -42,15 +45,35 @@ export async function enqueue(state: ReceiverState, attempt: Attempt): Promise<a
     if (JobTooLargeError.is(error)) return handleInRequest(state, attempt);
     reportError(state, error, { phase: 'queue', delivery: attempt.delivery });
     const reason = error instanceof QueueTimeoutError ? 'queue_timeout' : 'queue_unavailable';
-    return answerError(state, answers.queueUnavailable(queue.name, error, reason), attempt, attempt.trace);
+    return { kind: 'unavailable', refusal: answers.queueUnavailable(queue.name, error, reason) };
   }
   if (!duplicate) {
     attempt.outcome = 'queued';
-    return answers.queuedAnswer();
+    return QUEUED;
   }
   attempt.outcome = 'duplicate';
   if (hasListeners(state, 'duplicate')) emit(state, 'duplicate', { delivery: attempt.delivery, state: 'completed' });
-  return answers.duplicateAnswer();
+  return DUPLICATE;
+}
+
+/**
+ * A delivery the queue cannot carry: its enqueue rejected with `JobTooLargeError` (larger than the
+ * queue's message size limit, SQS's `MaximumMessageSize` or Cloudflare Queues' 128 KB, with what the
+ * backend adds to a message). The receiver accepted the body (it is within `maxBodyBytes`), and the
+ * queue will refuse it on every retry: answered 503, the service would retry it 7 times and give up.
+ * So it is handled in the request, as synchronous mode handles every delivery: the steps after this
+ * one claim it, run its handlers (a 503 `deadline` past `deadlineMs` while they go on) and settle it.
+ *
+ * The claim is made under the worker's keys (`work:`), where the queue's jobs of this delivery would
+ * be claimed: should the same delivery ever reach a worker too (the queue's limit raised between two
+ * of the service's attempts), its claim finds this run's lease or completion, and the handlers run
+ * once. Spilling the body to the store and queueing a reference instead was not chosen: a store is a
+ * key-value lease table (`IdempotencyStore`), not a place for megabytes, and the handlers of such a
+ * delivery would then depend on two systems instead of one.
+ */
+function handleInRequest(state: ReceiverState, attempt: Attempt): undefined {
+  useKeys(attempt, workPrefix(state.config.namespace, scopeOf(attempt.keyPrefix, state.config.namespace)));
+  return undefined;
 }
 
 /** The job for the attempt's delivery: what a worker needs, and nothing a worker must not trust. */

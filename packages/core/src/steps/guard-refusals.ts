@@ -1,71 +1,55 @@
 /**
- * The refusals a guard gives instead of a handler's own outcome, marked as such so that the steps after
- * it never mistake one for what a handler threw (a handler may throw any HooklineError of its own):
+ * How a guard stops a handler from running (the delivery, its record or its resource is held, its
+ * predecessor was not seen, a store call failed, the guard's own functions gave something unusable):
+ * it throws out of the handlers' run an error that carries the outcome it decided (outcome.ts), and
+ * settle (step 5) ends the attempt with that outcome. Recognised by the guard's own mark, never by a
+ * code: a handler may throw any HooklineError of its own, and that is a failure like any other.
  *
- * - `wait`: the handler cannot run yet (the delivery, its record or its resource is held by another
- *   attempt, or its predecessor has not been seen). 409 with Retry-After on receipt; in a queue worker the job waits
- *   without spending a try.
- * - `unavailable`: a guard's store call failed or timed out. Answered as the claim's would be
- *   (store-failure.ts: 503, or 500 for a store that is not set up or refused the key); nothing more ran.
- * - `misconfigured`: the guard's own functions gave something it cannot use (a version that is not a
- *   finite number, a key that is not a string). The handler did not run; 500 CONFIGURATION_ERROR,
- *   reported like a handler's failure, since a deploy must fix it.
+ * - `wait`: the handler cannot run yet. Rendered as 409 with Retry-After on receipt, as a delay
+ *   without spending a try in a queue worker.
+ * - `unavailable`: a guard's store call failed or timed out, answered as the claim's would be
+ *   (store-failure.ts); nothing more ran.
+ * - `misconfigured`: the guard's key or version function gave something it cannot use. The handler
+ *   did not run; reported like a handler's failure, since a deploy must fix it.
  */
-import * as answers from '../answers';
 import { HooklineError } from '../errors';
+import { type Outcome, type WaitReason, waitOutcome } from '../outcome';
+import { RETRY_SCHEDULE_MS } from '../service-schedule';
 
-export type GuardRefusalKind = 'wait' | 'unavailable' | 'misconfigured';
-
-/** Why a guard asks to wait: `details.reason` of the 409. */
-export type WaitReason = 'in_progress' | 'handler_in_progress' | 'resource_busy' | 'predecessor_not_seen';
-
-const GUARD = Symbol('hookline.guard-refusal');
-
-/** What a guard's refusal carries beside its answer. */
-export interface GuardRefusal {
-  readonly kind: GuardRefusalKind;
-  /** For `wait`: how long the holder's lease has left, or the service's next gap (a predecessor). */
-  readonly waitMs: number;
-  /** For `wait`: why. */
-  readonly reason?: WaitReason;
-}
+const GUARD = Symbol('hookline.guard-outcome');
 
 interface Marked {
-  [GUARD]?: GuardRefusal;
+  [GUARD]?: Outcome;
 }
 
-function mark<E extends HooklineError>(error: E, refusal: GuardRefusal): E {
-  (error as Marked)[GUARD] = refusal;
+function mark<E extends Error>(error: E, outcome: Outcome): E {
+  (error as Marked)[GUARD] = outcome;
   return error;
 }
 
-/** What kind of guard refusal `error` is (and how long it asks to wait), or undefined for anything else. */
-export function guardRefusal(error: unknown): GuardRefusal | undefined {
+/** The outcome a guard stopped the handlers with, or undefined for anything else (a handler's own error). */
+export function guardOutcome(error: unknown): Outcome | undefined {
   return typeof error === 'object' && error !== null ? (error as Marked)[GUARD] : undefined;
 }
 
-/** A guard that cannot run the handler now: 409 with Retry-After, `details.reason` saying why. */
-export function waitRefusal(retryAfterMs: number, reason: WaitReason): HooklineError {
-  const error = answers.inFlight(retryAfterMs);
-  (error.details as Record<string, unknown>).reason = reason;
-  return mark(error, { kind: 'wait', waitMs: retryAfterMs, reason });
+/** A guard that cannot run the handler now: `waitMs` is what the holder's lease has left, or the service's next gap. */
+export function waitStop(waitMs: number, reason: WaitReason): Error {
+  return mark(new Error(`hookline: the handler cannot run yet (${reason}); retry in ${waitMs} ms`), waitOutcome(waitMs, reason));
 }
 
 /** A guard's store call failed: its refusal (`storeFailure()`), marked as the guard's and not the handler's. */
-export function storeRefusal(refusal: HooklineError): HooklineError {
-  return mark(refusal, { kind: 'unavailable', waitMs: 0 });
+export function storeStop(refusal: HooklineError): HooklineError {
+  return mark(refusal, { kind: 'unavailable', refusal });
 }
 
 /** The guard's key or version function gave something unusable: the handler's configuration error. */
 export function guardMisconfigured(handler: string, what: 'key' | 'version', message: string, cause?: unknown): HooklineError {
   const reason = what === 'key' ? 'order_key_invalid' : 'order_version_invalid';
-  return mark(
-    new HooklineError('CONFIGURATION_ERROR', `receiver.on(…, { name: '${handler}', order }): ${message}`, {
-      details: { reason, handler },
-      ...(cause === undefined ? {} : { cause }),
-    }),
-    { kind: 'misconfigured', waitMs: 0 },
-  );
+  const refusal = new HooklineError('CONFIGURATION_ERROR', `receiver.on(…, { name: '${handler}', order }): ${message}`, {
+    details: { reason, handler },
+    ...(cause === undefined ? {} : { cause }),
+  });
+  return mark(refusal, { kind: 'misconfigured', refusal });
 }
 
 /**
@@ -78,4 +62,4 @@ export function predecessorWaitMs(claims: number): number {
 }
 
 /** The service's gaps between its 7 attempts: 30 s, 2 min, 10 min, 1 h, 6 h, 24 h. */
-const RETRY_GAPS_MS = [30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000] as const;
+const RETRY_GAPS_MS = RETRY_SCHEDULE_MS.slice(1);

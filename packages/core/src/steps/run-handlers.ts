@@ -2,39 +2,40 @@
  * Step 4a, run the handlers: one after another, with the leases renewed by one heartbeat while they
  * run, the deadline after which the receiver answers 503 while they go on (receive mode only: a worker
  * has no one waiting), and the maximum run time after which the leases are no longer renewed (and a
- * worker's job fails). Once they ended, settle (step 5) records their outcome and answers; past the
- * deadline it does so when they end, after the answer.
+ * worker's job fails). Once they ended, settle (step 5) records their outcome; past the deadline (or
+ * `maxRunMs`) this step ends the attempt, and settle runs when they end, after the answer.
  */
 import type { Attempt } from '../attempt';
 import * as answers from '../answers';
-import { type Awaitable, isPromiseLike, thenStep } from '../awaitable';
+import { type Awaitable, isPromiseLike } from '../awaitable';
 import { DeliveryContext, timeoutError } from '../context';
 import { LeaseLostError } from '../errors';
 import { runInOrder } from '../dispatch';
 import { DEADLINE, type HandlerOutcome, OVERRUN, watchHandlers } from '../in-flight';
+import type { Outcome } from '../outcome';
 import { emit, hasListeners, type ReceiverState, reportError } from '../receiver-state';
+import { step } from '../step';
 import { callStore } from '../store-call';
 import { runInTracerScope } from '../user-code';
-import { answerError } from './answer-error';
 import { runGuarded } from './run-guarded';
-import { settle } from './settle';
 
 type RunResult = HandlerOutcome | typeof DEADLINE | typeof OVERRUN;
 
-/** Runs the handlers, then settles: the attempt's answer. */
-export function runHandlers(state: ReceiverState, attempt: Attempt): Awaitable<answers.ReceiverAnswer> {
-  return thenStep(state, attempt, startHandlers, ended);
-}
+/** Runs the handlers: undefined once they ended (settle goes on), or the deadline's or the overrun's outcome. */
+export const runHandlers = step({ call: startHandlers, answered: ended });
 
-function ended(state: ReceiverState, attempt: Attempt, result: RunResult): Awaitable<answers.ReceiverAnswer> {
+function ended(state: ReceiverState, attempt: Attempt, result: RunResult): Outcome | undefined {
   if (result === OVERRUN) return overran(state, attempt);
-  if (result !== DEADLINE) return settle(state, attempt, result);
+  if (result !== DEADLINE) {
+    attempt.handlersOutcome = result;
+    return undefined;
+  }
   // The handlers go on; when they end the record is completed or released, so the service's next
   // attempt gets a duplicate answer or runs them again.
   attempt.context?.abort();
   attempt.outcome = 'deadline';
-  void attempt.settled?.then((late) => settle(state, attempt, late));
-  return answerError(state, answers.deadlinePassed(state.config.deadlineMs), attempt, attempt.trace);
+  settleWhenEnded(attempt);
+  return { kind: 'unavailable', refusal: answers.deadlinePassed(state.config.deadlineMs) };
 }
 
 /**
@@ -43,13 +44,22 @@ function ended(state: ReceiverState, attempt: Attempt, result: RunResult): Await
  * Its leases lapse rather than being released, so the retry waits for them (a live handler may still
  * finish, and then completes the delivery as it would have).
  */
-function overran(state: ReceiverState, attempt: Attempt): answers.ReceiverAnswer {
+function overran(state: ReceiverState, attempt: Attempt): Outcome {
   attempt.outcome = 'failed';
   attempt.error = new Error(
     `hookline: the handlers of ${attempt.delivery.deliveryId} ran past maxRunMs (${state.config.maxRunMs} ms); the job is retried once their leases lapse`,
   );
-  void attempt.settled?.then((late) => settle(state, attempt, late));
-  return answerError(state, answers.deadlinePassed(state.config.maxRunMs), attempt, attempt.trace);
+  settleWhenEnded(attempt);
+  return { kind: 'failed', error: attempt.error };
+}
+
+/** The attempt ended before its handlers did: settle runs once they end (the pipeline, `goesOn`). */
+function settleWhenEnded(attempt: Attempt): void {
+  const { settled } = attempt;
+  if (settled === undefined) return;
+  attempt.goesOn = settled.then((late) => {
+    attempt.handlersOutcome = late;
+  });
 }
 
 /** Calls the handlers: their outcome when they all returned at once, or when they end, the deadline or the overrun. */

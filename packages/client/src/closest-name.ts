@@ -1,4 +1,4 @@
-import { EVENT_NAMES } from './catalogue';
+import { EVENT_NAMES } from '@hookline/core';
 
 /**
  * The candidate nearest to `given` by edit distance (insertions, deletions, substitutions), when it
