@@ -86,7 +86,7 @@ export interface QueueSetup {
   /**
    * memoryQueue's `maxJobBytes`, in some seeds, and the deliveries whose bodies are padded past it: the
    * queue refuses their jobs (`JobTooLargeError`), and the receiver handles them in the request under
-   * the `work:` keys (steps/handle-in-request.ts), with a deadline, as synchronous mode would.
+   * the `work:` keys (handleInRequest in steps/enqueue.ts), with a deadline, as synchronous mode would.
    */
   readonly maxJobBytes: number | undefined;
   readonly tooLarge: readonly string[];
