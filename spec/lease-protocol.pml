@@ -58,6 +58,14 @@
  *      once h's record is completed (completion 'handler') or the resource's version is at least the
  *      delivery's (completion 'delivery', which has no record of h but the delivery key), unless its
  *      lease lapsed.
+ *   6. stale_token_write_landed (the handler fence): h writes its effect for the delivery to a
+ *      resource fenced by `context.fencingToken`, the store's count of claims of the delivery key: the
+ *      resource refuses a write whose token is smaller than the last one it took (the run then
+ *      throws, 500), so a run paused past its lease never writes over the run that took the
+ *      delivery over. The assertion compares the true claim counts, not the token handed over.
+ *      (The heartbeat's abort of the signal, the fence's other half, is not modelled: with abstract
+ *      time a handler may always reach its write before any heartbeat tells it, and the token is
+ *      what keeps that write out. The simulation checks the abort.)
  *   5. (-DLIVENESS) handled: every delivery is eventually answered 2xx, with the resource's version
  *      at least its own and (completion 'handler') h's record completed. Not that its delivery key
  *      is completed: the receiver answers 200 when that completion fails, as the handlers succeeded
@@ -73,6 +81,7 @@
  *   MUTANT_FINISH_IGNORES_TOKEN         complete and release act on a lease whatever token holds it
  *   MUTANT_RECORD_FAILURE_ANSWERED_2XX  a failed completion of h's record is reported, and the
  *                                       attempt goes on to its 200
+ *   MUTANT_FENCING_TOKEN_CONSTANT       every run hands the fenced resource the same token (1)
  * WITNESS_* switches turn a case the invariants exempt into a failing assertion, so the test can check
  * that the bounds reach it. The printf lines narrate a counterexample when spin replays its trail.
  */
@@ -131,6 +140,8 @@ byte rec[NKEYS];
 byte owner[NKEYS];
 byte version[NRES];
 byte state[NRES];       /* h's write: the version of the delivery it last ran for */
+byte dclaims[NDEL];     /* the store's count of claims of the delivery key: the fencing token */
+byte effTok[NDEL];      /* the fenced resource: the token of h's last write for the delivery */
 
 byte failures = FAILURES;
 byte crashes = CRASHES;
@@ -175,6 +186,7 @@ bool vTaint[NRES];      /* the version record was last set by a lapsed run, or b
 bool sTaint[NRES];      /* the state was last written by a lapsed run */
 bool lateHold[NLATE];   /* per failed advance: the lock's lease is still the one its attempt held */
 bool lateTaken[NLATE];  /* that lease lapsed and another claim took the lock over */
+byte effClaim[NDEL];    /* the true claim count of the run whose write the resource took last */
 
 #ifdef LIVENESS
 bool acked[NDEL];       /* the service got a 2xx for the delivery */
@@ -203,6 +215,7 @@ bool succeeded_handler_ran_again;
 bool state_overwritten_by_older_version;
 bool settled_state_older_than_handled_version;
 bool answered_2xx_before_recorded;
+bool stale_token_write_landed;
 
 /* ---- the store ---- */
 
@@ -221,6 +234,15 @@ bool answered_2xx_before_recorded;
 #define LOCK_GIVEN_BACK(f) lateHold[f] = false
 #define IS_LOCK(k) ((k) >= LKEY(0))
 
+/* An acquired claim of a delivery key counts one more claim of it (a failed call that landed too).
+   Not under LIVENESS: there the service retries only once no attempt is in progress, so no two runs of
+   a delivery ever meet at the fenced resource, and counting would only multiply the states. */
+#ifdef LIVENESS
+#define COUNT_CLAIM(k) skip
+#else
+#define COUNT_CLAIM(k) if :: (k) < NDEL -> dclaims[k]++ :: else -> skip fi
+#endif
+
 /* The lease on k lapsed and this claim takes it over; the holder's lapse is exempt only if it was
    paused (or past maxRunMs). */
 inline takeOver(k) {
@@ -231,7 +253,7 @@ inline takeOver(k) {
   :: else -> printf("  (the lease of r%d lapsed while it was renewing: not exempt)\n", owner[k])
   fi;
   if :: IS_LOCK(k) -> FOR_SLOTS(LOCK_TAKEN) :: else -> skip fi;
-  owner[k] = me; res = acquired
+  owner[k] = me; res = acquired; COUNT_CLAIM(k)
 }
 
 /* claim(key, token), atomic: completed ⇒ completed; a live lease ⇒ in_progress; none, released or a
@@ -239,13 +261,13 @@ inline takeOver(k) {
 inline doClaim(k) {
   if
   :: rec[k] == COMPLETED -> res = completed
-  :: rec[k] == NONE || rec[k] == RELEASED -> rec[k] = LEASE; owner[k] = me; res = acquired
+  :: rec[k] == NONE || rec[k] == RELEASED -> rec[k] = LEASE; owner[k] = me; res = acquired; COUNT_CLAIM(k)
   :: rec[k] == LEASE && !RENEWED(k) -> takeOver(k)               /* it has lapsed */
 #ifdef MUTANT_CLAIM_IGNORES_LIVE_LEASE
   :: rec[k] == LEASE && RENEWED(k) ->                            /* the defect */
      printf("  (the live lease of r%d taken over)\n", owner[k]);
      if :: IS_LOCK(k) -> FOR_SLOTS(LOCK_TAKEN) :: else -> skip fi;
-     owner[k] = me; res = acquired
+     owner[k] = me; res = acquired; COUNT_CLAIM(k)
 #else
   :: rec[k] == LEASE -> res = in_progress                        /* live, or not lapsed yet */
 #endif
@@ -362,9 +384,19 @@ inline runBegins(d) {
   assert(!succeeded_handler_ran_again)
 }
 
-/* h writes the resource's state (state[r] := v) and returns: invariant 3. */
+/* The token h hands the fenced resource: its context.fencingToken. */
+#ifdef MUTANT_FENCING_TOKEN_CONSTANT
+#define FENCE(t) 1                                               /* the defect: the same in every run */
+#else
+#define FENCE(t) (t)
+#endif
+
+/* h writes the resource's state (state[r] := v) with its fencing token, and returns: invariants 3 and 6. */
 inline runWrites(d) {
-  printf("r%d d%d: h writes state := %d\n", me, d, VER(d));
+  printf("r%d d%d: h writes state := %d (fencing token %d)\n", me, d, VER(d), FENCE(tok));
+  stale_token_write_landed = tok < effClaim[d];
+  assert(!stale_token_write_landed);
+  effTok[d] = FENCE(tok); effClaim[d] = tok;
   state_overwritten_by_older_version = !lapsed[me] && NEWER_DONE(RES(d), VER(d));
   assert(!state_overwritten_by_older_version);
   state[RES(d)] = VER(d);
@@ -404,7 +436,7 @@ inline endAttempt() {
   k = 0;
   loseSuccess(d);
   busy[me] = false; running[me] = false; paused[me] = false; lapsed[me] = false;
-  cur[me] = 0; res = nothing; v = 0; tainted = false; d = 0; late = 0
+  cur[me] = 0; res = nothing; v = 0; tainted = false; d = 0; late = 0; tok = 0
 }
 
 /* One try of the version advance that answered. */
@@ -449,6 +481,7 @@ inline leaveLock(d) {
 proctype Receiver(byte me) {
   byte d, v, k;
   byte late;            /* 1 + the slot of this attempt's failed advance that may still land; 0: none */
+  byte tok;             /* its claim count of the delivery key: context.fencingToken */
   mtype res = nothing;
   bool tainted;         /* the version it read was set by a write after a lapse */
 end_idle:
@@ -463,7 +496,7 @@ end_idle:
        claimKey(DKEY(d));
        printf("r%d d%d: claim delivery key: %e\n", me, d, res);
        if
-       :: res == acquired -> res = nothing
+       :: res == acquired -> res = nothing; tok = dclaims[d]
        :: res == completed -> res = nothing; answer(d, true); goto over
        :: else -> res = nothing; answer(d, false); goto over
        fi
@@ -513,9 +546,18 @@ end_idle:
      }
      /* run h */
      atomic { faultPoint(); runBegins(d) }
+     /* h's write, fenced: the resource refuses a token smaller than the last it took; h throws, 500 */
      atomic {
        faultPoint();
-       runWrites(d);
+       if
+       :: FENCE(tok) < effTok[d] ->
+#ifdef WITNESS_FENCED_WRITE
+          assert(FENCE(tok) >= effTok[d]);
+#endif
+          printf("r%d d%d: h's write refused (fencing token %d < %d): h throws\n", me, d, FENCE(tok), effTok[d]);
+          running[me] = false; goto failLHD
+       :: else -> runWrites(d)
+       fi;
        if
        :: FAILS -> failures--; printf("r%d d%d: h throws\n", me, d); goto failLHD   /* 500 */
        :: true -> hstat[d] = (hstat[d] == 2 -> 2 : 1); hby[d] = (hstat[d] == 1 -> me : hby[d]);

@@ -55,6 +55,7 @@ const INVARIANT_1 = ['one_delivery_handler_ran_twice_at_once', 'two_handlers_of_
 const INVARIANT_2 = ['succeeded_handler_ran_again'];
 const INVARIANT_3 = ['state_overwritten_by_older_version', 'settled_state_older_than_handled_version'];
 const INVARIANT_4 = ['answered_2xx_before_recorded'];
+const INVARIANT_6 = ['stale_token_write_landed'];
 const LIVENESS_CLAIM = ['acceptance cycle'];
 
 // Three versions of the resource, a crash and a pause: a run paused past its lease advances after a newer one.
@@ -65,13 +66,13 @@ const THREE_VERSIONS_LATE_ADVANCE = ['NDEL=3', 'CRASHES=0', 'PAUSES=0', 'FAILURE
 describe.skipIf(version === undefined)(`the lease protocol model (${version ?? 'no spin'})`, () => {
   describe('passes an exhaustive search', () => {
     const proofs: Array<[string, string, string[], Mode]> = [
-      ['invariants 1-4, 2 receivers, 2 versions, 3 sends, a crash, a pause, a failure', 'model, 2 receivers', [], 'safety'],
-      ['invariants 1-4, 3 receivers, 3 sends, a crash, a pause', 'model, 3 receivers', ['NRECV=3', 'FAILURES=0'], 'safety'],
-      ['invariants 1-4, 3 versions, 3 sends, a crash, a pause', 'model, 3 versions', THREE_VERSIONS, 'safety'],
+      ['invariants 1-4 and 6, 2 receivers, 2 versions, 3 sends, a crash, a pause, a failure', 'model, 2 receivers', [], 'safety'],
+      ['invariants 1-4 and 6, 3 receivers, 3 sends, a crash, a pause', 'model, 3 receivers', ['NRECV=3', 'FAILURES=0'], 'safety'],
+      ['invariants 1-4 and 6, 3 versions, 3 sends, a crash, a pause', 'model, 3 versions', THREE_VERSIONS, 'safety'],
       // Two failures reach an advance whose two tries both fail, the lock left to lapse, and the late advance.
-      ['invariants 1-4, 3 versions, 3 sends, two failures', 'model, 3 versions, 2 failures', THREE_VERSIONS_LATE_ADVANCE, 'safety'],
+      ['invariants 1-4 and 6, 3 versions, 3 sends, two failures', 'model, 3 versions, 2 failures', THREE_VERSIONS_LATE_ADVANCE, 'safety'],
       [
-        "invariants 1-4 with completion: 'delivery', a crash, a pause, a failure",
+        "invariants 1-4 and 6 with completion: 'delivery', a crash, a pause, a failure",
         'model, completion delivery',
         ['COMPLETION_DELIVERY'],
         'safety',
@@ -135,6 +136,13 @@ describe.skipIf(version === undefined)(`the lease protocol model (${version ?? '
       ],
       ['complete and release act whatever token holds the lease', 'finish-ignores-token.pml', [...INVARIANT_1, ...INVARIANT_4]],
       ["a failed completion of the handler's record is answered 200", 'record-failure-answered-2xx.pml', INVARIANT_4],
+      // A run paused past its lease writes after the run that took its delivery over: the same token lets it in.
+      [
+        'every run hands the fenced resource the same token',
+        'fencing-token-constant.pml',
+        INVARIANT_6,
+        { narrated: /h writes state := 1 \(fencing token 1\)[\s\S]*h writes state := 1 \(fencing token 1\)/ },
+      ],
       [
         "a failed completion of the handler's record is answered 200, under the claim handled",
         'record-failure-answered-2xx.pml',
@@ -167,6 +175,7 @@ describe.skipIf(version === undefined)(`the lease protocol model (${version ?? '
         THREE_VERSIONS_LATE_ADVANCE,
       ],
       ['a stale delivery is skipped', 'WITNESS_STALE_SKIP', 'v<(d+1)', []],
+      ['a run paused past its lease has its write refused by the fencing token', 'WITNESS_FENCED_WRITE', 'effTok', []],
     ];
     for (const [what, define, assertion, bounds] of witnesses) {
       it(what, { timeout: 3 * TO_FIRST_ERROR_MS }, async () => {

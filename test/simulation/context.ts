@@ -1,4 +1,5 @@
 import type { createReceiver, memoryStore } from '@hookline/core';
+import type { FencedResource } from './fenced-resource';
 import type { Invariants } from './invariants';
 import type { JobLedger } from './job-ledger';
 import type { Host, Ledger } from './ledger';
@@ -29,6 +30,8 @@ export interface SimContext {
   /** Answer-fast mode: what the queue did with each job (empty in the synchronous modes). */
   readonly jobs: JobLedger;
   readonly invariants: Invariants;
+  /** What the handlers write their effects to, fenced by their tokens. */
+  readonly fencedResource: FencedResource;
   readonly stats: SimStats;
   readonly trace: Trace;
   /** A delivery of the scenario by its id. */
@@ -37,10 +40,12 @@ export interface SimContext {
   crash(host: Host, why: string): void;
   /** The store outage `host` is cut off by now, if any. */
   storeOutage(host: Host): StoreOutage | undefined;
-  /** Pauses the receiver `host` for `durationMs` (its leases may lapse meanwhile), counted as a fault of its own. */
-  pause(host: Host, durationMs: number, why: string): void;
+  /** Pauses the receiver `host` for `durationMs` (its leases may lapse meanwhile), counted as a fault of its own (`pause-after-write` unless named). */
+  pause(host: Host, durationMs: number, why: string, fault?: string): void;
   /** Stalls the store connection of `host` for `durationMs`: each call on it hangs until then (or longer), or goes through. */
   stall(host: Host, durationMs: number, why: string): void;
+  /** True once per run: the scenario's mid-run pause of a lock holder (`scenario.midRunHolder`) is for the caller to take. */
+  takeMidRunHolder(): boolean;
   /** True once per run: the scenario's contention pause (`scenario.contention`) is for the caller to take. */
   takeContention(): boolean;
   /** Whether one more crash of the "right after …" kind may be injected in this run. */

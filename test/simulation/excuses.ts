@@ -253,8 +253,8 @@ export function tryFailure(handover: Handover, ledger: Ledger, scenario: Scenari
   const { host, at, job } = handover;
   if (job.deliveryId === undefined) return undefined;
   const runs = (ledger.runsByDelivery.get(job.deliveryId) ?? []).filter((run) => run.host === host && run.start >= at && run.start <= now);
-  const threw = runs.find((run) => run.result === 'error' || run.result === 'permanent');
-  if (threw !== undefined) return `${threw.handler.name} threw`;
+  const threw = runs.find((run) => run.result === 'error' || run.result === 'permanent' || run.result === 'fenced');
+  if (threw !== undefined) return `${threw.handler.name} ${threw.result === 'fenced' ? 'stopped at its fence' : 'threw'}`;
   if (now - at >= scenario.maxRunMs) return 'past maxRunMs';
   if (pausedDuring(host, at, now)) return 'its worker was paused';
   const resource = scenario.deliveries.find((delivery) => delivery.id === job.deliveryId)?.resource ?? '';

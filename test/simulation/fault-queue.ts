@@ -15,6 +15,7 @@ import type { Incarnation } from './incarnation';
 import type { Handover, TryResult } from './job-ledger';
 import type { StoreFaultKind } from './ledger';
 import { overTheNetwork } from './network';
+import { handledInRequest } from './scenario';
 import { countFault, countQueue } from './stats';
 import { never } from './never';
 
@@ -56,6 +57,14 @@ export class FaultQueue implements DeliveryQueue {
   private land(job: QueuedDelivery): Promise<{ duplicate: boolean }> {
     const { jobs, trace, stats } = this.context;
     const id = job.delivery.deliveryId;
+    if (handledInRequest(this.context.scenario, id)) {
+      countQueue(stats, 'enqueue-too-large');
+      trace.add(this.host.id, `queue enqueue ${id} → refused: larger than maxJobBytes (handled in the request)`);
+      const refused = this.shared.enqueue(job);
+      // Its rejection is the receiver's answer, unless the answer is lost on the way (a fault, a crash).
+      refused.catch(() => {});
+      return refused;
+    }
     jobs.observe();
     const before = jobs.jobs.get(id)?.last?.state;
     const result = this.shared.enqueue(job);

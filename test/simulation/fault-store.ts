@@ -47,7 +47,18 @@ export class FaultStore implements IdempotencyStore {
     return this.call('release', key, token, () => this.shared.release(key, token));
   }
   extend(key: string, token: string, leaseMs: number) {
-    return this.call('extend', key, token, () => this.shared.extend(key, token, leaseMs));
+    const madeAt = Date.now();
+    const answer = this.call('extend', key, token, () => this.shared.extend(key, token, leaseMs));
+    // An extend that answers false in time tells the receiver the lease is gone: from then on the
+    // attempt's handlers must find their signal aborted (invariants.ts, fenceRaised).
+    const told = (owned: boolean) => {
+      const { ledger, scenario } = this.context;
+      if (owned || Date.now() - madeAt >= scenario.storeTimeoutMs || ledger.leaseLossTold.has(token)) return;
+      ledger.leaseLossTold.set(token, Date.now());
+    };
+    if (answer instanceof Promise) answer.then(told, () => {});
+    else told(answer);
+    return answer;
   }
   readVersion(key: string) {
     return this.call('readVersion', key, undefined, () => this.shared.readVersion(key));

@@ -15,9 +15,13 @@ import type { HandlerSpec } from './modes';
 import type { PlannedDelivery } from './scenario';
 import { SIM_EPOCH } from './sim-clock';
 import { countFault } from './stats';
+import { write } from './fenced-write';
 import { never } from './never';
 
 type Outcome = 'ok' | 'error' | 'permanent';
+
+/** The shortest pause mid-run: past the service's next attempt (its 30 s time-out and the 30 s before it). */
+const MID_RUN_PAUSE_MS = 62_000;
 
 interface RunPlan {
   /** 0 with `sync`: the handler returns without a promise. */
@@ -31,6 +35,9 @@ interface RunPlan {
   readonly pauseAfterWriteMs: number;
   /** For how long its process's store connection stalls right after the write (0: it does not). */
   readonly stallAfterWriteMs: number;
+  /** Its process pauses this long, `pauseMidRunAtMs` into the run (0: it does not). */
+  readonly pauseMidRunMs: number;
+  readonly pauseMidRunAtMs: number;
 }
 
 export type SimHandler = (
@@ -47,10 +54,10 @@ export function simHandler(context: SimContext, host: Incarnation, spec: Handler
     if (host.paused)
       return new Promise<void>((resolve, reject) =>
         host.gate(() =>
-          new Promise<void>((started) => started(start(context, host, spec, received, handlerContext.attempt))).then(resolve, reject),
+          new Promise<void>((started) => started(start(context, host, spec, received, handlerContext))).then(resolve, reject),
         ),
       );
-    return start(context, host, spec, received, handlerContext.attempt);
+    return start(context, host, spec, received, handlerContext);
   };
 }
 
@@ -59,15 +66,20 @@ function start(
   host: Incarnation,
   spec: HandlerSpec,
   received: Parameters<SimHandler>[0],
-  claim: number,
+  handlerContext: HandlerContext,
 ): undefined | Promise<void> {
   const delivery = context.delivery(received.deliveryId);
   const plan = planRun(context, spec, delivery);
-  const run = context.ledger.startRun(host, delivery, spec, Date.now(), claim);
+  const run = context.ledger.startRun(host, delivery, spec, Date.now(), handlerContext.attempt);
   context.trace.add(host.id, `${spec.name} starts for ${delivery.id} (${delivery.resource} v${delivery.version}): ${describePlan(plan)}`);
   context.invariants.runStarted(run);
-  const finish = () => end(context, host, run, plan);
+  const finish = () => end(context, host, run, plan, handlerContext);
   if (plan.sync) return finish();
+  if (plan.pauseMidRunMs > 0)
+    setTimeout(
+      () => context.pause(host, plan.pauseMidRunMs, `in the middle of ${spec.name}'s run for ${delivery.id}`, 'pause-mid-run'),
+      plan.pauseMidRunAtMs,
+    );
   return new Promise<void>((resolve, reject) => {
     setTimeout(
       () =>
@@ -84,7 +96,7 @@ function start(
   });
 }
 
-function end(context: SimContext, host: Incarnation, run: Run, plan: RunPlan): undefined {
+function end(context: SimContext, host: Incarnation, run: Run, plan: RunPlan, handlerContext: HandlerContext): undefined {
   const { ledger, trace } = context;
   const { delivery, handler } = run;
   const now = Date.now();
@@ -94,12 +106,12 @@ function end(context: SimContext, host: Incarnation, run: Run, plan: RunPlan): u
     throw new PermanentFailure(`simulated: ${delivery.id} can never succeed`);
   }
   if (plan.outcome === 'error') {
-    if (plan.writeThenThrow) write(context, host, run);
+    if (plan.writeThenThrow) write(context, host, run, handlerContext);
     ledger.endRun(run, 'error', now);
     trace.add(host.id, `${handler.name} throws for ${delivery.id}`);
     throw new Error(`simulated handler failure (${delivery.id})`);
   }
-  if (handler.guarded) write(context, host, run);
+  write(context, host, run, handlerContext);
   ledger.endRun(run, 'ok', now);
   trace.add(host.id, `${handler.name} succeeds for ${delivery.id}`);
   if (plan.crashAfterWrite) context.crash(host, `after ${handler.name} wrote, before the receiver saw it return`);
@@ -107,13 +119,6 @@ function end(context: SimContext, host: Incarnation, run: Run, plan: RunPlan): u
     context.pause(host, plan.pauseAfterWriteMs, `after ${handler.name} wrote, before the receiver saw it return`);
   else if (plan.stallAfterWriteMs > 0) context.stall(host, plan.stallAfterWriteMs, `after ${handler.name} wrote`);
   return undefined;
-}
-
-function write(context: SimContext, host: Incarnation, run: Run): void {
-  const { delivery, handler } = run;
-  context.ledger.recordWrite(run);
-  context.trace.add(host.id, `${handler.name} writes ${delivery.resource} = v${delivery.version} (${delivery.id})`);
-  context.invariants.wrote(run);
 }
 
 function planRun(context: SimContext, spec: HandlerSpec, delivery: PlannedDelivery): RunPlan {
@@ -163,11 +168,54 @@ function planRun(context: SimContext, spec: HandlerSpec, delivery: PlannedDelive
     writes && pauseAfterWriteMs === 0 && random.chance(rates.stallAfterWrite)
       ? Math.round(scenario.storeTimeoutMs * (1.2 + random.next() * 0.6))
       : 0;
-  return { durationMs, sync, outcome, writeThenThrow, crashAfterWrite, pauseAfterWriteMs, stallAfterWriteMs };
+  // Its process stops mid-run (a stopped VM, a long GC pause) past its lease, so that another attempt
+  // may take over: it ends during the pause and writes as soon as it resumes, before any heartbeat could
+  // tell it the lease is gone (only the fencing token keeps that write out); or it runs on past a
+  // heartbeat after it, within maxRunMs (the heartbeat must tell it, and its signal stop it).
+  let pauseMidRunMs = 0;
+  let pauseMidRunAtMs = 0;
+  const holder = scenario.midRunHolder;
+  const pausedHolder = !sync && outcome === 'ok' && spec.guarded && holder?.resource === delivery.resource && context.takeMidRunHolder();
+  if (pausedHolder) countFault(stats, 'holder-paused-mid-run');
+  if (pausedHolder || (!sync && rates.pauseMidRun > 0 && random.chance(rates.pauseMidRun))) {
+    pauseMidRunAtMs = Math.min(durationMs, random.int(1, 500));
+    pauseMidRunMs = pausedHolder ? holder.pauseMs : midRunPauseMs(context);
+    if (!pausedHolder && random.chance(0.5)) durationMs = pauseMidRunAtMs + random.int(1, pauseMidRunMs);
+    else {
+      const runsOnMs = Math.round((scenario.leaseMs / 3) * (1.3 + random.next()));
+      pauseMidRunMs = Math.max(scenario.leaseMs, Math.min(pauseMidRunMs, scenario.maxRunMs - pauseMidRunAtMs - runsOnMs - 3_000));
+      durationMs = pauseMidRunAtMs + pauseMidRunMs + runsOnMs;
+    }
+  }
+  return {
+    durationMs,
+    sync,
+    outcome,
+    writeThenThrow,
+    crashAfterWrite,
+    pauseAfterWriteMs,
+    stallAfterWriteMs,
+    pauseMidRunMs,
+    pauseMidRunAtMs,
+  };
+}
+
+/**
+ * How long a pause mid-run lasts. A request's handler pauses past the service's next attempt (its
+ * 30 s time-out and the 30 s before it), which may go to another receiver; a worker's, past 1.3–3
+ * leases: its job is not handed to another worker meanwhile, but another delivery's job may take the
+ * resource's lock, or the delivery may be handled in a request.
+ */
+function midRunPauseMs(context: SimContext): number {
+  const { random, scenario } = context;
+  if (scenario.handlersRunIn === 'worker') return Math.round(scenario.leaseMs * (1.3 + random.next() * 1.7));
+  return MID_RUN_PAUSE_MS + Math.round(random.next() * 2 * scenario.leaseMs);
 }
 
 function describePlan(plan: RunPlan): string {
-  const time = plan.sync ? 'returns at once' : `takes ${plan.durationMs} ms`;
+  const time = plan.sync
+    ? 'returns at once'
+    : `takes ${plan.durationMs} ms${plan.pauseMidRunMs > 0 ? ` (its receiver pauses for ${plan.pauseMidRunMs} ms after ${plan.pauseMidRunAtMs} ms)` : ''}`;
   const crash = plan.crashAfterWrite
     ? ', then its receiver crashes'
     : plan.pauseAfterWriteMs > 0

@@ -17,9 +17,9 @@ import { describeRun } from './describe';
 import { EndInvariants } from './end-invariants';
 import type { QueueInvariants } from './queue-invariants';
 import type { StoreInvariants } from './store-invariants';
-import type { Scenario } from './scenario';
+import { handledInRequest, type Scenario } from './scenario';
 import { formatSimTime } from './sim-clock';
-import { countDefence, countExcuse, type SimStats } from './stats';
+import { countDefence, countExcuse, countQueue, type SimStats } from './stats';
 import type { Trace } from './trace';
 
 export class InvariantViolation extends Error {
@@ -188,6 +188,21 @@ export class Invariants {
     this.trace.add('check', `late write after a lapse (${run.lateWrite}): ${describeRun(run)} over v${acknowledged}`);
   }
 
+  /**
+   * A handler is about to write: once its receiver was told that a lease of its attempt is gone (an
+   * extend answered false), its signal must be aborted, the fence that stops it before it writes over
+   * the run that took the lease. (A signal aborted at the deadline stays so: the first reason stands.)
+   */
+  fenceRaised(run: Run, signal: AbortSignal): void {
+    const token = run.attempt?.token;
+    const told = token === undefined ? undefined : this.ledger.leaseLossTold.get(token);
+    if (told === undefined || signal.aborted) return;
+    this.fail(
+      'lease-lost-not-aborted',
+      `${describeRun(run)} is about to write, but its receiver was told at ${formatSimTime(told)} that a lease of its attempt is gone (an extend answered false), and its signal is not aborted`,
+    );
+  }
+
   /** The `stale` hook: a guard skipped a delivery, which is right only when a version at least as new was written. */
   skippedAsStale(deliveryId: string, handler: string, resource: string, version: number, current: number): void {
     countDefence(this.stats, 'stale-skip');
@@ -213,12 +228,16 @@ export class Invariants {
   /**
    * A receiver answered 2xx to a request that arrived at `arrivedAt`: every handler of the delivery
    * must have succeeded (or been skipped as stale), or one threw PermanentFailure; in answer-fast mode,
-   * the queue must hold its job.
+   * the queue must hold its job (unless it was too large for the queue, and handled in the request).
    */
   answered2xx(deliveryId: string, status: number, receiver: string, arrivedAt: number): void {
     if (this.queue !== undefined) {
-      this.queue.answered2xx(deliveryId, status, receiver, arrivedAt);
-      return;
+      if (!handledInRequest(this.scenario, deliveryId)) {
+        this.queue.answered2xx(deliveryId, status, receiver, arrivedAt);
+        return;
+      }
+      // Too large for the queue: handled in the request, and answered as synchronous mode answers.
+      countQueue(this.stats, 'answered-in-request');
     }
     const pending = this.pendingHandlers(deliveryId);
     if (pending.length > 0) {

@@ -51,7 +51,8 @@ export interface AttemptRecord {
   readonly staleSkips: Set<string>;
 }
 
-export type RunResult = 'ok' | 'error' | 'permanent' | 'crashed';
+/** `fenced`: the handler stopped before its write, at its signal's LeaseLostError or its resource's refusal of its fencing token. */
+export type RunResult = 'ok' | 'error' | 'permanent' | 'crashed' | 'fenced';
 
 /** One call of one handler for one delivery. */
 export interface Run {
@@ -130,6 +131,8 @@ export class Ledger {
   /** Deliveries the service got a 2xx for, and per delivery what each 2xx said (`handled`, `duplicate`, `failed`, `queued`). */
   readonly answered2xx = new Set<string>();
   readonly answers = new Map<string, Set<string>>();
+  /** Per lease token: when its receiver was first told, by an extend that answered false in time, that a lease of the attempt is gone. */
+  readonly leaseLossTold = new Map<string, number>();
   /** Requests a receiver got and has not answered yet. */
   readonly openRequests = new Set<OpenRequest>();
   private nextRunId = 1;

@@ -50,6 +50,8 @@ const colliding = (scenario: Scenario) => guarded(scenario) && scenario.burst;
 const stalling = (scenario: Scenario) => guarded(scenario) && scenario.rates.stallAfterWrite > 0;
 /** Handlers that can fail (they throw, or an outage makes them). */
 const failing = (scenario: Scenario) => scenario.rates.handlerThrow > 0 || scenario.outage !== undefined;
+/** A handler's process may pause mid-run past its lease (handlers.ts): the handler fence's case. */
+const pausingMidRun = (scenario: Scenario) => scenario.rates.pauseMidRun > 0;
 /** An outage long enough for the queue to dead-letter jobs, which the service then replays. */
 const deadLettering = (scenario: Scenario) => scenario.outage !== undefined;
 
@@ -59,16 +61,16 @@ export const MUTANTS: Record<string, Mutant> = {
     description: 'extend answers true without extending the lease',
     modes: PLAIN,
     caughtBy: ['lease-held-twice', 'delivery-runs-concurrently', 'succeeded-handler-rerun'],
-    floor: 0.54,
+    floor: 0.61,
     floorWhy:
-      "Reached only when a delivery (or a handler's record) is claimed again more than leaseMs into a run, its lease alive only by the heartbeat's renewals: 60 % of its seeds (240 of 400), and every one of them catches it.",
+      "Reached only when a delivery (or a handler's record) is claimed again more than leaseMs into a run, its lease alive only by the heartbeat's renewals: 66.5 % of its seeds (266 of 400), and every one of them catches it.",
     wrap: (store) => ({ ...bind(store), extend: () => true }),
   },
   'claim-ignores-lease': {
     description: 'claim takes a key whose lease is still live',
     modes: PLAIN,
     caughtBy: ['lease-held-twice', 'delivery-runs-concurrently', 'succeeded-handler-rerun'],
-    floor: 0.82,
+    floor: 0.84,
     floorWhy: 'Reached only where a claim meets a live lease: 87 % of its seeds, and every one of them catches it.',
     wrap: (store) => ({
       ...bind(store),
@@ -96,9 +98,9 @@ export const MUTANTS: Record<string, Mutant> = {
     description: 'advanceVersion records any version, older ones too (no compare-and-set)',
     modes: GUARDED,
     caughtBy: ['version-record-went-back', 'version-record-behind', 'older-version-overwrites-newer', 'last-state-not-newest'],
-    floor: 0.36,
+    floor: 0.55,
     floorWhy:
-      "The compare-and-set acts only when an older version's advance lands after a newer one's (its holder paused past its lease, or its advance landed late): 41.5 % of the contended seeds, and every one of them catches it.",
+      "The compare-and-set acts only when an older version's advance lands after a newer one's (its holder paused past its lease, or its advance landed late): 60.3 % of the contended seeds, and every one that fails catches it. The contended holder pauses 3–6 leases, long enough for the newer versions to take the lock and advance meanwhile.",
     reaches: contended,
     wrap: (store) => {
       // The version records kept here, where an advance overwrites whatever is there.
@@ -118,7 +120,7 @@ export const MUTANTS: Record<string, Mutant> = {
     description: "the queue counts a worker's wait (a busy resource, a delivery held elsewhere) as a failed try",
     modes: ['answer-fast'],
     caughtBy: ['try-spent-without-failure', 'dead-letter-without-failure'],
-    floor: 0.92,
+    floor: 0.93,
     reaches: colliding,
     wrapQueue: (queue) => ({
       ...queue,
@@ -134,7 +136,7 @@ export const MUTANTS: Record<string, Mutant> = {
     description: 'enqueue of a dead-lettered delivery answers duplicate and leaves it dead',
     modes: ['answer-fast'],
     caughtBy: ['2xx-before-durably-enqueued', 'answered-delivery-lost'],
-    floor: 0.91,
+    floor: 0.9,
     reaches: deadLettering,
     wrapQueue: (queue) => ({
       ...queue,
@@ -146,7 +148,7 @@ export const MUTANTS: Record<string, Mutant> = {
     description: "the heartbeat renews the delivery's lease and the handlers' records, not the ordering locks",
     modes: GUARDED,
     caughtBy: ['lease-not-renewed', 'resource-runs-concurrently'],
-    floor: 0.69,
+    floor: 0.67,
     floorWhy:
       'A lock is renewed by a heartbeat in 88 % of its seeds (a guarded handler runs past a heartbeat period); 84 % of those catch it: in the others the renewal the mutant drops falls under a pause, or after the handler returned (a slow version advance), where no run is going on to lose its lock.',
     reaches: guarded,
@@ -155,7 +157,7 @@ export const MUTANTS: Record<string, Mutant> = {
     description: 'the heartbeat stops at the deadline (the 503), so a long handler loses its leases',
     modes: SYNC,
     caughtBy: ['lease-not-renewed', 'delivery-runs-concurrently', 'resource-runs-concurrently', 'succeeded-handler-rerun'],
-    floor: 0.59,
+    floor: 0.64,
     floorWhy:
       'A heartbeat renews a lease past the deadline in 73.5 % of its seeds (a handler runs past deadlineMs plus a heartbeat period); 87 % of those catch it: in the others that renewal falls under a pause or a store outage, which excuses the lapse.',
   },
@@ -171,7 +173,7 @@ export const MUTANTS: Record<string, Mutant> = {
     description: 'a claim that finds the delivery in progress runs its handlers anyway',
     modes: SYNC,
     caughtBy: ['run-without-lease', 'answered-delivery-not-completed', 'delivery-runs-concurrently', 'succeeded-handler-rerun'],
-    floor: 0.68,
+    floor: 0.72,
     floorWhy:
       "A delivery's claim finds it in progress in 87 % of its seeds; 84.5 % of those catch it: in the others the attempt that should have been refused runs no handler (its handlers' records were completed already) and completes nothing.",
   },
@@ -179,32 +181,32 @@ export const MUTANTS: Record<string, Mutant> = {
     description: 'the ordering guard reads the version and runs an older delivery anyway',
     modes: GUARDED,
     caughtBy: ['older-version-overwrites-newer', 'last-state-not-newest', 'stale-skip-without-newer-state'],
-    floor: 0.85,
+    floor: 0.84,
     floorWhy:
-      'Measured at 90.0 %: a guard skips a stale delivery in 94 % of its seeds, and 95.5 % of those catch it (in the others the older delivery it lets run overwrites no version completed cleanly: its handler fails, or the newer completion has not landed yet).',
+      'Measured at 89.3 %: a guard skips a stale delivery in 94 % of its seeds, and 95.5 % of those catch it (in the others the older delivery it lets run overwrites no version completed cleanly: its handler fails, or the newer completion has not landed yet).',
     reaches: guarded,
   },
   'complete-before-advance': {
     description: "a guarded handler's record is completed before its version advance",
     modes: GUARDED,
     caughtBy: ['version-advanced-late', 'older-version-overwrites-newer', 'last-state-not-newest', 'version-record-behind'],
-    floor: 0.94,
+    floor: 0.95,
     reaches: guardedWithRecords,
   },
   'failed-advance-releases-lock': {
     description: 'after a failed version advance the lock is released at once, not left to lapse',
     modes: GUARDED,
     caughtBy: ['version-advanced-late', 'last-state-not-newest', 'older-version-overwrites-newer'],
-    floor: 0.28,
+    floor: 0.53,
     floorWhy:
-      'A lock is left to lapse after both tries of its version advance failed in 64 % of the seeds whose store connections stall; 51 % of those catch it: the released lock does harm only when the release lands before either try of the advance, which a stall that heals before the release does not give.',
+      'Measured at 58.5 % of the seeds whose store connections stall (a fifth or two fifths of the guarded writes): the released lock does harm only when the release lands before either try of the advance, which a stall that heals before the release does not give, and when another delivery of the resource takes the lock before the late advance lands.',
     reaches: stalling,
   },
   'failure-completes-record': {
     description: 'a delivery whose handler failed is completed, not released',
     modes: SYNC,
     caughtBy: ['2xx-before-handlers-done', 'answered-delivery-not-handled', 'version-advanced-late'],
-    floor: 0.74,
+    floor: 0.73,
     floorWhy: 'A delivery released after a failure is claimed again in 82 % of the seeds whose handlers can fail; 96 % of those catch it.',
     reaches: failing,
   },
@@ -214,6 +216,31 @@ export const MUTANTS: Record<string, Mutant> = {
     caughtBy: ['try-spent-without-failure', 'dead-letter-without-failure'],
     floor: 0.91,
     reaches: colliding,
+  },
+  'lease-loss-not-aborted': {
+    description: "the heartbeat finds a lease gone and does not abort the handlers' signal",
+    modes: ['answer-fast'],
+    caughtBy: ['lease-lost-not-aborted'],
+    floor: 0.25,
+    floorWhy:
+      "Reached only where the paused holder's lock is taken over by another process's worker while it is paused and a heartbeat after it finds the lock gone (61 of its 200 seeds, 30.5 %: in the others the jobs that wait for the lock are held by the paused process itself, or the other worker is down), and every one of them catches it. Synchronous modes cannot reach it: the deadline's 503 aborts the signal first, and the first reason stands.",
+    reaches: (scenario) => scenario.midRunHolder !== undefined,
+  },
+  'fencing-token-not-passed': {
+    description: 'the handlers get the same fencing token in every run (1), not the claim count',
+    modes: ['delivery', 'handler'],
+    caughtBy: ['stale-token-write'],
+    floor: 0.32,
+    floorWhy:
+      "Reached only where a run paused mid-run resumes after the service's next attempt, sent to another receiver, took the delivery over and wrote (the clean runs' resource refuses a stale token in 150 of these 400 seeds, 37.5 %); with one token for every run that write lands, and every one of them catches it.",
+    reaches: pausingMidRun,
+  },
+  'too-large-answered-early': {
+    description: 'a delivery too large for the queue is answered 202 at once while the request goes on handling it',
+    modes: ['answer-fast'],
+    caughtBy: ['2xx-before-handlers-done', 'answered-delivery-not-handled'],
+    floor: 0.95,
+    reaches: (scenario) => (scenario.queue?.tooLarge.length ?? 0) > 0,
   },
 };
 

@@ -63,6 +63,21 @@ export const RECEIVER_MUTANTS = {
     find: "    case 'wait':\n      return waitFor(outcome, deliveryId, claims);\n",
     replace: '',
   },
+  'lease-loss-not-aborted': {
+    file: 'steps/run-handlers.ts',
+    find: '  attempt.context?.abort(error);\n',
+    replace: '',
+  },
+  'fencing-token-not-passed': {
+    file: 'context.ts',
+    find: '  get fencingToken(): number {\n    return this.attempt;',
+    replace: '  get fencingToken(): number {\n    return 1;',
+  },
+  'too-large-answered-early': {
+    file: 'steps/enqueue.ts',
+    find: '    if (JobTooLargeError.is(error)) return handleInRequest(state, attempt);',
+    replace: '    if (JobTooLargeError.is(error)) return void handleInRequest(state, attempt), answers.queuedAnswer();',
+  },
 } satisfies Record<string, SourceEdit>;
 
 export type ReceiverMutantName = keyof typeof RECEIVER_MUTANTS;

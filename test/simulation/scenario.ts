@@ -56,6 +56,12 @@ export interface FaultRates {
   readonly replayAbandoned: number;
   /** Answer-fast mode: a replay of a delivery whose job was dead-lettered (at most two per delivery). */
   readonly replayDeadLetter: number;
+  /**
+   * A handler run whose process pauses mid-run past its lease and the service's next attempt (62 s and
+   * more): it ends during the pause and writes
+   * at once when it resumes, or runs on past a heartbeat after it (the handler fence, handlers.ts).
+   */
+  readonly pauseMidRun: number;
 }
 
 /** What a receiver process does: serve the service's requests, run a queue worker, or both. */
@@ -77,6 +83,22 @@ export interface QueueSetup {
   readonly shutdowns: readonly { at: number; slot: number; exits: boolean; restartAfterMs: number }[];
   /** When a job that is not JSON at all is put in the queue (a foreign or corrupt job), if one is. */
   readonly corruptJobAt: number | undefined;
+  /**
+   * memoryQueue's `maxJobBytes`, in some seeds, and the deliveries whose bodies are padded past it: the
+   * queue refuses their jobs (`JobTooLargeError`), and the receiver handles them in the request under
+   * the `work:` keys (handleInRequest in steps/enqueue.ts), with a deadline, as synchronous mode would.
+   */
+  readonly maxJobBytes: number | undefined;
+  readonly tooLarge: readonly string[];
+}
+
+/** The padding of a too-large delivery's body: past `MAX_JOB_BYTES`, well within `maxBodyBytes`. */
+export const TOO_LARGE_PADDING = 6_000;
+const MAX_JOB_BYTES = 4_096;
+
+/** Whether the delivery is too large for the queue, so that the receiver handles it in the request. */
+export function handledInRequest(scenario: Scenario, deliveryId: string): boolean {
+  return scenario.queue?.tooLarge.includes(deliveryId) ?? false;
 }
 
 /**
@@ -114,6 +136,12 @@ export interface Scenario extends ModeSetup {
    * receiver sees it return: its version advance waits while the other versions take the lock.
    */
   readonly contention: { readonly resource: string; readonly pauseMs: number } | undefined;
+  /**
+   * Answer-fast mode, a burst without that contention: the first guarded run of the resource pauses
+   * mid-run (before its write) for `pauseMs`, past its lease, while the newer versions take the lock,
+   * and runs on past a heartbeat after it: the heartbeat must find the lock gone and abort its signal.
+   */
+  readonly midRunHolder: { readonly resource: string; readonly pauseMs: number } | undefined;
   readonly rates: FaultRates;
   /** Answer-fast mode only. */
   readonly queue: QueueSetup | undefined;
@@ -149,7 +177,7 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
   const outage = random.chance(answerFast ? 0.2 : 0.12)
     ? { resource: random.pick(resources), untilMs: answerFast ? random.int(10 * MINUTE, 2 * HOUR) : random.int(32 * HOUR, 33 * HOUR) }
     : undefined;
-  const rates: FaultRates = {
+  let rates: FaultRates = {
     storeFault: random.pick([0.01, 0.03, 0.06, 0.1]),
     syncStore: 0.3,
     crashAfterStoreCall: random.pick([0, 0.003, 0.01]),
@@ -160,21 +188,33 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
     crashAfterWrite: random.pick([0, 0.02]),
     pauseAfterWrite: random.pick([0, 0.05, 0.15]),
     writeThenThrow: random.pick([0, 0.5]),
-    stallAfterWrite: random.pick([0, 0.05, 0.15]),
+    stallAfterWrite: random.pick([0, 0.2, 0.4]),
     minutesLate: random.pick([0, 0.3]),
     duplicateCopy: random.pick([0.25, 0.5]),
     replayCompleted: 0.2,
     replayAbandoned: 0.8,
     replayDeadLetter: 0.6,
+    pauseMidRun: 0,
   };
   const queue = answerFast ? planQueue(random, receivers, maxRunMs) : undefined;
-  const contention = contended ? { resource: 'r0', pauseMs: Math.round(leaseMs * (2 + random.next() * 3)) } : undefined;
+  const contention = contended ? { resource: 'r0', pauseMs: Math.round(leaseMs * (3 + random.next() * 3)) } : undefined;
   const storeOutages = Array.from({ length: random.pick([0, 0, 1, 2]) }, () => ({
     at: random.int(0, 12 * MINUTE),
     durationMs: random.int(2 * SECOND, 3 * leaseMs),
     slot: random.chance(0.3) ? undefined : random.int(0, receivers - 1),
     kind: random.pick(['refused', 'partition'] as const),
   }));
+  // Drawn last, so that adding it left every earlier draw of a seed as it was.
+  rates = { ...rates, pauseMidRun: random.pick([0, 0, 0.05, 0.2]) };
+  // A queue with a size limit, and deliveries larger than it: handled in the request.
+  const inRequest = queue !== undefined && random.chance(0.35);
+  const tooLarge = inRequest ? deliveries.filter(() => random.chance(0.4)).map((delivery) => delivery.id) : [];
+  const queueWithLimit = queue && { ...queue, maxJobBytes: inRequest ? MAX_JOB_BYTES : undefined, tooLarge };
+  const midRunHolder =
+    // Two processes run workers at least: another one's worker takes the lock over meanwhile.
+    answerFast && burst && !contended && (queue?.roles.filter((role) => role !== 'web').length ?? 0) >= 2 && random.chance(0.8)
+      ? { resource: 'r0', pauseMs: Math.round(leaseMs * (2 + random.next() * 2)) }
+      : undefined;
   return {
     ...setup,
     seed,
@@ -190,13 +230,14 @@ export function planScenario(seed: number, mode: ModeName = modeOf(seed)): Scena
     storeOutages,
     burst,
     contention,
+    midRunHolder,
     rates,
-    queue,
+    queue: queueWithLimit,
   };
 }
 
 /** Answer-fast mode's queue, workers and their faults. */
-function planQueue(random: Prng, receivers: number, maxRunMs: number): QueueSetup {
+function planQueue(random: Prng, receivers: number, maxRunMs: number): Omit<QueueSetup, 'maxJobBytes' | 'tooLarge'> {
   const roles = Array.from({ length: receivers }, () => random.pick(['web', 'worker', 'both'] as const));
   // At least one process takes requests and one runs a worker.
   if (!roles.some((role) => role !== 'worker')) roles[0] = 'both';

@@ -11,7 +11,7 @@ import { createSignedPayload, RETRY_SCHEDULE_MS, SERVICE_TIMEOUT_MS } from '@hoo
 import { SECRET, type SimContext } from './context';
 import type { Incarnation } from './incarnation';
 import type { Receivers } from './receivers';
-import type { PlannedDelivery } from './scenario';
+import { handledInRequest, type PlannedDelivery, TOO_LARGE_PADDING } from './scenario';
 import { SIM_EPOCH } from './sim-clock';
 
 type Outcome = number | 'timeout' | 'refused';
@@ -58,7 +58,11 @@ export class Service {
         event: 'resource.updated',
         timestamp: new Date(SIM_EPOCH + delivery.timestampMs).toISOString(),
         deliveryId: delivery.id,
-        data: { resource: delivery.resource, version: delivery.version },
+        data: {
+          resource: delivery.resource,
+          version: delivery.version,
+          ...(handledInRequest(this.context.scenario, delivery.id) ? { padding: 'x'.repeat(TOO_LARGE_PADDING) } : {}),
+        },
       });
       const signed = createSignedPayload(body, SECRET);
       input = { body: Buffer.from(body), headers: signed.headers };

@@ -5,7 +5,7 @@
  * seeds draw moves the counts a little; one that stops a fault or a defence from happening fails
  * here). A longer sweep (SIM_SEEDS) scales the floors up. Kinds seen fewer than four times in the CI
  * seeds have no floor (answer-fast mode's `completed-after-lapse`: once; 7 and 8 times in 10,000 seeds of
- * ordered and answer-fast mode). A sweep shorter than the CI seeds only asks that what they saw ten times
+ * ordered and answer-fast mode; its `late-write-last`: once since the mid-run pauses shifted its draws). A sweep shorter than the CI seeds only asks that what they saw ten times
  * or more happened at all.
  *
  * Defences: `busy-<key>` a claim refused because another attempt holds the key (the delivery, a
@@ -16,7 +16,8 @@
  * guard that skipped an older delivery; `older-version-refused` a version advance the compare-and-set
  * refused; `lock-left-to-lapse-after-failed-advance` a lock taken over after its holder's version
  * advance failed; `late-advance-after-takeover` an advance that landed after its lock lapsed and was
- * taken over.
+ * taken over; `stale-token-refused` a handler's write the fenced resource refused for its stale
+ * fencing token, `fenced-by-signal` a handler that stopped at its signal's LeaseLostError.
  */
 import type { ModeName } from './modes';
 
@@ -25,6 +26,7 @@ type Floors = Partial<Record<'fault' | 'defence' | 'excuse' | 'queue', Record<st
 export const VACUITY: Record<ModeName, Floors> = {
   delivery: {
     fault: {
+      'pause-mid-run': 286,
       crash: 334,
       'crash-after-store-call': 59,
       'handler-outage': 1165,
@@ -44,6 +46,7 @@ export const VACUITY: Record<ModeName, Floors> = {
       'store-slow': 147,
     },
     defence: {
+      'stale-token-refused': 67,
       'busy-delivery': 992,
       'delivery-claimed-after-release': 1375,
       'held-by-renewal': 370,
@@ -59,6 +62,7 @@ export const VACUITY: Record<ModeName, Floors> = {
   },
   handler: {
     fault: {
+      'pause-mid-run': 458,
       crash: 419,
       'crash-after-store-call': 156,
       'handler-outage': 2178,
@@ -78,6 +82,7 @@ export const VACUITY: Record<ModeName, Floors> = {
       'store-slow': 478,
     },
     defence: {
+      'stale-token-refused': 101,
       'busy-delivery': 1317,
       'busy-record': 25,
       'delivery-claimed-after-release': 1841,
@@ -96,6 +101,7 @@ export const VACUITY: Record<ModeName, Floors> = {
   },
   ordered: {
     fault: {
+      'pause-mid-run': 263,
       crash: 487,
       'crash-after-store-call': 175,
       'crash-after-write': 18,
@@ -121,6 +127,7 @@ export const VACUITY: Record<ModeName, Floors> = {
       'store-stalled-call': 638,
     },
     defence: {
+      'stale-token-refused': 40,
       'busy-delivery': 1325,
       'busy-lock': 1550,
       'busy-record': 48,
@@ -149,6 +156,8 @@ export const VACUITY: Record<ModeName, Floors> = {
   },
   'answer-fast': {
     fault: {
+      'pause-mid-run': 346,
+      'holder-paused-mid-run': 19,
       'corrupt-job': 41,
       crash: 493,
       'crash-after-queue-call': 9,
@@ -182,6 +191,8 @@ export const VACUITY: Record<ModeName, Floors> = {
       'worker-shutdown': 183,
     },
     defence: {
+      'stale-token-refused': 16,
+      'fenced-by-signal': 23,
       'busy-delivery': 459,
       'busy-lock': 4806,
       'busy-record': 696,
@@ -201,12 +212,13 @@ export const VACUITY: Record<ModeName, Floors> = {
     excuse: {
       'completion-lost': 50,
       'late-write': 3,
-      'late-write-last': 2,
       'overlap-after-lapse': 98,
       rerun: 120,
       'skipped-over-late-advance': 3,
     },
     queue: {
+      'answered-in-request': 462,
+      'enqueue-too-large': 1178,
       'dead-letter-corrupt': 41,
       'dead-letter-permanent': 31,
       'dead-letter-stalled': 7,

@@ -8,6 +8,7 @@ import * as realCore from '@hookline/core';
 import { type MemoryQueue, memoryQueue } from '@hookline/testing';
 import type { SimContext, SimCore } from './context';
 import type { SharedStore } from './fault-store';
+import { FencedResource } from './fenced-resource';
 import { InvariantViolation, Invariants } from './invariants';
 import { CORRUPT_JOB_ID, CORRUPT_JOB_TEXT, JobLedger } from './job-ledger';
 import { type Host, Ledger } from './ledger';
@@ -52,6 +53,7 @@ class World implements SimContext {
   readonly stats = emptyStats();
   readonly trace = new Trace();
   readonly invariants: Invariants;
+  readonly fencedResource: FencedResource;
   readonly receivers: Receivers;
   readonly service: Service;
   /** Answer-fast mode: the queue every process shares, the durable server that outlives them. */
@@ -60,6 +62,7 @@ class World implements SimContext {
   private readonly deliveries: Map<string, PlannedDelivery>;
   private pointCrashes = 0;
   private contentionTaken = false;
+  private midRunHolderTaken = false;
   /** The store every receiver shares (the memory store, or a mutant of it): the end-of-run probes read it. */
   private readonly store: SharedStore;
 
@@ -72,6 +75,7 @@ class World implements SimContext {
     this.random = new Prng(scenario.seed, 1);
     this.ledger = new Ledger(scenario.leaseMs);
     this.invariants = new Invariants(scenario, this.ledger, this.stats, this.trace);
+    this.fencedResource = new FencedResource((invariant, message) => this.invariants.fail(invariant, message));
     this.invariants.store = new StoreInvariants(this.invariants, scenario, this.ledger, this.stats, this.trace, this.store);
     this.deliveries = new Map(scenario.deliveries.map((delivery) => [delivery.id, delivery]));
     const setup = scenario.queue;
@@ -83,6 +87,7 @@ class World implements SimContext {
             backoff: setup.backoff,
             stalledAfterMs: setup.stalledAfterMs,
             maxStalls: setup.maxStalls,
+            ...(setup.maxJobBytes === undefined ? {} : { maxJobBytes: setup.maxJobBytes }),
           });
     this.jobs = new JobLedger(this.queue ?? memoryQueue());
     this.receivers = new Receivers(this, this.store, this.queue && sharedQueue(this.queue, mutant));
@@ -118,10 +123,10 @@ class World implements SimContext {
     );
   }
 
-  pause(host: Host, durationMs: number, why: string): void {
+  pause(host: Host, durationMs: number, why: string, fault = 'pause-after-write'): void {
     const incarnation = this.receivers.slots.find((slot) => slot === host);
     if (incarnation === undefined || !this.receivers.pause(incarnation.slot, durationMs, why)) return;
-    countFault(this.stats, 'pause-after-write');
+    countFault(this.stats, fault);
   }
 
   stall(host: Host, durationMs: number, why: string): void {
@@ -130,6 +135,12 @@ class World implements SimContext {
     incarnation.stalledUntil = Date.now() + durationMs;
     countFault(this.stats, 'store-stall-after-write');
     this.trace.add(host.id, `its store connection STALLS for ${durationMs} ms ${why}`);
+  }
+
+  takeMidRunHolder(): boolean {
+    if (this.midRunHolderTaken) return false;
+    this.midRunHolderTaken = true;
+    return true;
   }
 
   takeContention(): boolean {
