@@ -51,6 +51,10 @@ const targets = {
       'packages/core/src/steps/claim.ts',
       'packages/core/src/steps/run-handlers.ts',
       'packages/core/src/steps/run-guarded.ts',
+      'packages/core/src/steps/guard/*.ts',
+      // The in-request path for a job the queue cannot carry, and the handler's fence (its signal).
+      'packages/core/src/steps/enqueue.ts',
+      'packages/core/src/context.ts',
       'packages/core/src/steps/settle.ts',
       'packages/core/src/steps/record.ts',
       'packages/core/src/memory-store.ts',
