@@ -25,6 +25,11 @@ async function startReceiver(failing: readonly string[] = []) {
       res.writeHead(status, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
   });
+  return listenForTest(server);
+}
+
+/** Listens on a free port, closed after the test; gives the webhook URL. */
+async function listenForTest(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   closers.push(
     () =>
@@ -163,15 +168,7 @@ describe('answers', () => {
       req.resume();
       req.on('end', () => res.writeHead(500, { 'content-type': 'text/plain' }).end('e'.repeat(chars)));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    closers.push(
-      () =>
-        new Promise((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    );
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
+    return listenForTest(server);
   }
 
   it('keeps maxAnswerCharsKept of each answer and maxAnswerCharsKeptInTotal of all, dropping the oldest first, and says so in /inspector/state', async () => {
