@@ -7,26 +7,20 @@ import { NAMESPACE } from './context';
 import { lostCompletionCause } from './excuses';
 import type { SharedStore } from './fault-store';
 import type { Invariants } from './invariants';
+import { JudgedRun } from './judged-run';
 import { deliveryKey, versionKey } from './keys';
-import { handlerOf, type Host, type Ledger, type NotOwed, slotOf } from './ledger';
+import { handlerOf, type Host, type NotOwed, slotOf } from './ledger';
 import type { QueueInvariants } from './queue-invariants';
-import { handledInRequest, type Scenario } from './scenario';
-import { countExcuse, type SimStats } from './stats';
-import type { Trace } from './trace';
+import { handledInRequest } from './scenario';
+import { countExcuse } from './stats';
 import { describeRun } from './describe';
 
-export class EndInvariants {
+export class EndInvariants extends JudgedRun {
   constructor(
-    private readonly checks: Invariants,
-    private readonly scenario: Scenario,
-    private readonly ledger: Ledger,
-    private readonly stats: SimStats,
-    private readonly trace: Trace,
+    checks: Invariants,
     private readonly queue: QueueInvariants | undefined,
-  ) {}
-
-  private fail(invariant: string, message: string): void {
-    this.checks.fail(invariant, message);
+  ) {
+    super(checks);
   }
 
   /**

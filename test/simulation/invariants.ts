@@ -44,10 +44,10 @@ export class Invariants {
   private readonly judgedLapses = new WeakMap<Tenure, number>();
 
   constructor(
-    private readonly scenario: Scenario,
-    private readonly ledger: Ledger,
-    private readonly stats: SimStats,
-    private readonly trace: Trace,
+    readonly scenario: Scenario,
+    readonly ledger: Ledger,
+    readonly stats: SimStats,
+    readonly trace: Trace,
   ) {}
 
   /** Records a violation (the first one only). */
@@ -310,7 +310,7 @@ export class Invariants {
 
   /** At the end of the run (end-invariants.ts). */
   end(store: SharedStore, hosts: readonly Host[]): void {
-    new EndInvariants(this, this.scenario, this.ledger, this.stats, this.trace, this.queue).check(store, hosts);
+    new EndInvariants(this, this.queue).check(store, hosts);
   }
 
   private leasesKept(run: Run): void {

@@ -8,27 +8,20 @@ import { NAMESPACE } from './context';
 import { takenOverAfterLapse, lockTenureOf } from './excuses';
 import type { SharedStore } from './fault-store';
 import type { Invariants } from './invariants';
+import { JudgedRun } from './judged-run';
 import { type KeyInfo, versionKey } from './keys';
 import type { Tenure } from './leases';
-import { handlerOf, type Host, type Ledger, type Run } from './ledger';
-import type { Scenario } from './scenario';
+import { handlerOf, type Host, type Run } from './ledger';
 import { formatSimTime } from './sim-clock';
-import { countDefence, type SimStats } from './stats';
-import type { Trace } from './trace';
+import { countDefence } from './stats';
 import { describeRun } from './describe';
 
-export class StoreInvariants {
+export class StoreInvariants extends JudgedRun {
   constructor(
-    private readonly checks: Invariants,
-    private readonly scenario: Scenario,
-    private readonly ledger: Ledger,
-    private readonly stats: SimStats,
-    private readonly trace: Trace,
+    checks: Invariants,
     private readonly store: SharedStore,
-  ) {}
-
-  private fail(invariant: string, message: string): void {
-    this.checks.fail(invariant, message);
+  ) {
+    super(checks);
   }
 
   /**

@@ -76,7 +76,7 @@ class World implements SimContext {
     this.ledger = new Ledger(scenario.leaseMs);
     this.invariants = new Invariants(scenario, this.ledger, this.stats, this.trace);
     this.fencedResource = new FencedResource((invariant, message) => this.invariants.fail(invariant, message));
-    this.invariants.store = new StoreInvariants(this.invariants, scenario, this.ledger, this.stats, this.trace, this.store);
+    this.invariants.store = new StoreInvariants(this.invariants, this.store);
     this.deliveries = new Map(scenario.deliveries.map((delivery) => [delivery.id, delivery]));
     const setup = scenario.queue;
     this.queue =
