@@ -20,7 +20,6 @@ import { type Attempt, followJobFence, newAttempt } from './attempt';
 import { type Awaitable, isPromiseLike } from './awaitable';
 import type { DeliveryTrace } from './delivery-trace';
 import { startTrace, traceReturned, traceSettled } from './diagnostics';
-import { parseTimestamp } from './envelope';
 import type { Outcome } from './outcome';
 import type { QueuedDelivery } from './queue';
 import type { ReceiverInput } from './endpoint';
@@ -166,12 +165,14 @@ export interface WorkResult {
 /**
  * The trusted entry: runs claim → handlers → settle on a delivery that was verified on receipt (a
  * queued job). Never reachable from HTTP: only `receiver.work()` calls it. Its keys live in their own
- * namespace (`<namespace>work:`, store-keys.ts), apart from synchronous mode's receipts'. `tries` is the queue's count of the job's tries, for the trace.
+ * namespace (`<namespace>work:`, store-keys.ts), apart from synchronous mode's receipts'. The worker
+ * checked the job and parsed its timestamp (`timestampMs`), and started its trace with what it knew of
+ * the job (event, id, timestamp, the queue's try).
  */
 export async function runTrusted(
   state: ReceiverState,
   queued: QueuedDelivery,
-  tries: number,
+  timestampMs: number,
   trace: DeliveryTrace | undefined,
   fence?: AbortSignal,
 ): Promise<WorkResult> {
@@ -182,18 +183,13 @@ export async function runTrusted(
   const attempt = newAttempt({
     mode: 'work',
     delivery,
-    timestampMs: parseTimestamp(delivery.timestamp),
+    timestampMs,
     receivedAt: queued.receivedAt,
     secretIndex: queued.secretIndex,
     headers: {},
     keyPrefix: workPrefix(state.config.namespace, queued.scope),
     trace,
   });
-  if (trace !== undefined) {
-    trace.event = delivery.event;
-    trace.deliveryId = delivery.deliveryId;
-    trace.timestampMs = attempt.timestampMs;
-  }
   const unfence = fence === undefined ? undefined : followJobFence(fence, attempt);
   let outcome: Outcome;
   try {
@@ -204,7 +200,6 @@ export async function runTrusted(
   reportOutcome(state, attempt, outcome);
   if (trace !== undefined) {
     traceReturned(trace);
-    trace.tries = tries;
     traceSettled(trace, attempt, undefined);
   }
   return { outcome, claims: attempt.claims };

@@ -8,7 +8,7 @@
 import type { DeliveryTrace } from './delivery-trace';
 import { startTrace } from './diagnostics';
 import { refuse } from './answers';
-import { checkEnvelope, type EnvelopeFields, type EnvelopeIssue, parseTimestamp } from './envelope';
+import { checkEnvelope, type EnvelopeFields, type EnvelopeIssue } from './envelope';
 import { jobResult } from './job-result';
 import { runTrusted } from './pipeline';
 import type { JobResult, QueuedDelivery, QueueJob, QueueWorker } from './queue';
@@ -42,23 +42,26 @@ const QUEUED_ENVELOPE_ISSUES: Record<EnvelopeIssue['field'], string> = {
   data: 'the queued delivery has no data object',
 };
 
-/** Why a job payload cannot be trusted, or `undefined` when it has the shape the receiver enqueues. */
-export function checkQueuedDelivery(payload: unknown): string | undefined {
+/**
+ * The queued delivery's timestamp in milliseconds when the job payload has the shape the receiver
+ * enqueues (parsed once, here, for the trace and the attempt), or why it cannot be trusted.
+ */
+function checkQueuedDelivery(payload: unknown): number | string {
   if (typeof payload !== 'object' || payload === null) return 'the job payload is not an object';
   const { delivery, receivedAt, secretIndex } = payload as Partial<QueuedDelivery>;
   if (typeof delivery !== 'object' || delivery === null) return 'the job payload has no delivery';
-  const issue = checkEnvelope(delivery as EnvelopeFields);
-  if (typeof issue !== 'number') return QUEUED_ENVELOPE_ISSUES[issue.field];
+  const timestampMs = checkEnvelope(delivery as EnvelopeFields);
+  if (typeof timestampMs !== 'number') return QUEUED_ENVELOPE_ISSUES[timestampMs.field];
   if (typeof receivedAt !== 'number' || typeof secretIndex !== 'number') return 'the job payload lacks receivedAt or secretIndex';
   const { scope } = payload as Partial<QueuedDelivery>;
   if (scope !== undefined && typeof scope !== 'string') return 'the job payload has a scope that is not a string';
-  return undefined;
+  return timestampMs;
 }
 
 /** Runs one job and says what the queue should do with it: done, dead-letter now, or (a rejection) retry later. */
 export async function processJob(state: ReceiverState, job: QueueJob): Promise<JobResult> {
-  const corrupt = checkQueuedDelivery(job.payload);
-  if (corrupt !== undefined) return { status: 'dead', reason: `corrupt job: ${corrupt}`, kind: 'corrupt' };
+  const timestampMs = checkQueuedDelivery(job.payload);
+  if (typeof timestampMs === 'string') return { status: 'dead', reason: `corrupt job: ${timestampMs}`, kind: 'corrupt' };
   const queued = job.payload as QueuedDelivery;
   const trace = startTrace(
     'work',
@@ -67,7 +70,7 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
       const known: Partial<DeliveryTrace> = {
         event: queued.delivery.event,
         deliveryId: queued.delivery.deliveryId,
-        timestampMs: parseTimestamp(queued.delivery.timestamp),
+        timestampMs,
         tries: job.attempt,
       };
       if (queued.traceparent !== undefined) known.traceparent = queued.traceparent;
@@ -75,7 +78,7 @@ export async function processJob(state: ReceiverState, job: QueueJob): Promise<J
       return known;
     },
   );
-  const { outcome, claims } = await runTrusted(state, queued, job.attempt, trace, job.signal);
+  const { outcome, claims } = await runTrusted(state, queued, timestampMs, trace, job.signal);
   return jobResult(outcome, queued.delivery, claims);
 }
 
