@@ -34,8 +34,9 @@ function startDev(args: string[], env: Record<string, string> = {}): Dev {
   const out = { stdout: '', stderr: '' };
   const waiters = new Set<() => void>();
   let exited = false;
+  // 'close', not 'exit': the lines printed on the way out (the stop summary) are read by then.
   const exit = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       exited = true;
       for (const wake of waiters) wake();
       resolve(code);

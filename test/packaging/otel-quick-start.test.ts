@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listPackages, missingBuildFiles, packPackage, ROOT } from '../../scripts/pack-packages.mjs';
+import { endedWithOutput } from '../support/child-ended';
 import { freePort, retryOnPortClash } from '../support/free-port';
 import { cleanEnv, sleep, within } from './fresh-project';
 import { type CollectedSpan, startOtlpCollector } from './otlp-collector';
@@ -158,12 +159,10 @@ function startApp(project: string, command: string, collector: string): Promise<
       output += chunk.toString('utf8');
     });
     let ended: string | undefined;
-    const exited = new Promise<string>((resolve) =>
-      child.once('exit', (code, signal) => {
-        ended = signal ?? `exit code ${code}`;
-        resolve(ended);
-      }),
-    );
+    const exited = endedWithOutput(child).then((how) => {
+      ended = how;
+      return how;
+    });
     const app: RunningApp = {
       url: `http://127.0.0.1:${port}/webhooks`,
       output: () => output,

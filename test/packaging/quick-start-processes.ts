@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from '../../scripts/pack-packages.mjs';
+import { endedWithOutput } from '../support/child-ended';
 import { freePort, retryOnPortClash } from '../support/free-port';
 import { cleanEnv, sleep } from './fresh-project';
 import { RESULTS } from './quick-start-harnesses';
@@ -41,11 +42,9 @@ function startChild(command: string, args: string[], cwd: string, env: NodeJS.Pr
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
   let ended: string | undefined;
-  const exited = new Promise<string>((resolve) => {
-    child.once('exit', (code, signal) => {
-      ended = signal ?? `exit code ${code}`;
-      resolve(ended);
-    });
+  const exited = endedWithOutput(child).then((how) => {
+    ended = how;
+    return how;
   });
   const signal = (name: NodeJS.Signals) => {
     try {
