@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/support/long-first-sequencer.ts';
 import { simulationMutants } from './test/simulation/source-mutants.ts';
 
 // Tests read every package's src/ through the `@hookline/source` export condition: no build needed.
@@ -28,6 +29,8 @@ export default defineConfig({
     // busy, and the tests that time leases against the wall clock start to feel it). Files never share
     // keys, tables, queues or ports, which larger machines' many workers already rely on.
     maxWorkers: availableParallelism() + 1,
+    // The longest files start first, also where vitest has no timings from an earlier run (a fresh clone).
+    sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,
     // A receiver without a logger writes a note to the console for a permanent failure or a refusal that
     // points at a set-up mistake: the expected output of every test that provokes one on purpose. The
