@@ -7,6 +7,7 @@
  * at the end in end-invariants.ts, answer-fast mode's own checks in queue-invariants.ts; when a broken
  * rule is excused, in excuses.ts.
  */
+import { LeaseLostError } from '@hookline/core';
 import { NAMESPACE } from './context';
 import { explainLapse, heartbeatMs, RENEWAL_SLACK_MS, lateWriteCause, overlapCause, rerunCause, takenOverAfterLapse } from './excuses';
 import type { SharedStore } from './fault-store';
@@ -194,6 +195,17 @@ export class Invariants {
    * the run that took the lease. (A signal aborted at the deadline stays so: the first reason stands.)
    */
   fenceRaised(run: Run, signal: AbortSignal): void {
+    // The receiver aborts a handler's signal for two reasons only: a lost lease (LeaseLostError) and
+    // the deadline or maxRunMs (a TimeoutError). Aborted for anything else (or from the start), a
+    // handler that honours its signal would stop and never finish.
+    const reason: unknown = signal.reason;
+    if (signal.aborted && !LeaseLostError.is(reason) && !(reason instanceof Error && reason.name === 'TimeoutError')) {
+      this.fail(
+        'signal-aborted-without-cause',
+        `${describeRun(run)} is about to write, and its signal is aborted with ${String(reason)}, not for a lost lease or the deadline`,
+      );
+      return;
+    }
     const token = run.attempt?.token;
     const told = token === undefined ? undefined : this.ledger.leaseLossTold.get(token);
     if (told === undefined || signal.aborted) return;

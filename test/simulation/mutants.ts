@@ -226,6 +226,12 @@ export const MUTANTS: Record<string, Mutant> = {
       "Reached only where the paused holder's lock is taken over by another process's worker while it is paused and a heartbeat after it finds the lock gone (61 of its 200 seeds, 30.5 %: in the others the jobs that wait for the lock are held by the paused process itself, or the other worker is down), and every one of them catches it. Synchronous modes cannot reach it: the deadline's 503 aborts the signal first, and the first reason stands.",
     reaches: (scenario) => scenario.midRunHolder !== undefined,
   },
+  'signal-aborted-from-start': {
+    description: "the handlers' signal is aborted as soon as a handler reads it, with no reason (an AbortError)",
+    modes: ['delivery', 'answer-fast'],
+    caughtBy: ['signal-aborted-without-cause'],
+    floor: 0.95,
+  },
   'fencing-token-not-passed': {
     description: 'the handlers get the same fencing token in every run (1), not the claim count',
     modes: ['delivery', 'handler'],

@@ -73,6 +73,11 @@ export const RECEIVER_MUTANTS = {
     find: '  get fencingToken(): number {\n    return this.attempt;',
     replace: '  get fencingToken(): number {\n    return 1;',
   },
+  'signal-aborted-from-start': {
+    file: 'context.ts',
+    find: '      if (fence.reason !== undefined) fence.controller.abort(fence.reason);',
+    replace: '      fence.controller.abort(fence.reason);',
+  },
   'too-large-answered-early': {
     file: 'steps/enqueue.ts',
     find: '    if (JobTooLargeError.is(error)) return handleInRequest(state, attempt);',
