@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listPackages, missingBuildFiles, packPackage, ROOT } from '../../scripts/pack-packages.mjs';
-import { endedWithOutput } from '../support/child-ended';
+import { watchEnd } from '../support/child-ended';
 import { freePort, retryOnPortClash } from '../support/free-port';
 import { cleanEnv, sleep, within } from './fresh-project';
 import { type CollectedSpan, startOtlpCollector } from './otlp-collector';
@@ -158,25 +158,21 @@ function startApp(project: string, command: string, collector: string): Promise<
     child.stderr?.on('data', (chunk: Buffer) => {
       output += chunk.toString('utf8');
     });
-    let ended: string | undefined;
-    const exited = endedWithOutput(child).then((how) => {
-      ended = how;
-      return how;
-    });
+    const { exited, ended } = watchEnd(child);
     const app: RunningApp = {
       url: `http://127.0.0.1:${port}/webhooks`,
       output: () => output,
       terminate: (ms) => {
-        if (ended === undefined) child.kill('SIGTERM');
+        if (ended() === undefined) child.kill('SIGTERM');
         return Promise.race([exited, sleep(ms).then(() => 'still running')]);
       },
       kill: () => {
-        if (ended === undefined) child.kill('SIGKILL');
+        if (ended() === undefined) child.kill('SIGKILL');
       },
     };
     try {
       for (const deadline = Date.now() + 60_000; ; await sleep(200)) {
-        if (ended !== undefined) throw new Error(`the app ended (${ended}) before it answered:\n${output}`);
+        if (ended() !== undefined) throw new Error(`the app ended (${ended()}) before it answered:\n${output}`);
         const answer = await fetch(app.url, { method: 'POST', body: '{}' }).catch(() => undefined);
         if (answer?.status === 401) return app;
         if (Date.now() > deadline) throw new Error(`the app did not answer within 60 s:\n${output}`);

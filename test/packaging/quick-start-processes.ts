@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from '../../scripts/pack-packages.mjs';
-import { endedWithOutput } from '../support/child-ended';
+import { watchEnd } from '../support/child-ended';
 import { freePort, retryOnPortClash } from '../support/free-port';
 import { cleanEnv, sleep } from './fresh-project';
 import { RESULTS } from './quick-start-harnesses';
@@ -41,11 +41,7 @@ function startChild(command: string, args: string[], cwd: string, env: NodeJS.Pr
   };
   child.stdout.on('data', collect);
   child.stderr.on('data', collect);
-  let ended: string | undefined;
-  const exited = endedWithOutput(child).then((how) => {
-    ended = how;
-    return how;
-  });
+  const { exited, ended } = watchEnd(child);
   const signal = (name: NodeJS.Signals) => {
     try {
       if (group && child.pid !== undefined) process.kill(-child.pid, name);
@@ -56,10 +52,10 @@ function startChild(command: string, args: string[], cwd: string, env: NodeJS.Pr
   };
   return {
     output: () => output,
-    ended: () => ended,
+    ended,
     exited,
     async stop() {
-      if (ended !== undefined) return;
+      if (ended() !== undefined) return;
       signal('SIGTERM');
       if ((await Promise.race([exited, sleep(5_000).then(() => 'running')])) === 'running') signal('SIGKILL');
       await exited;

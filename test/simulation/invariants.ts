@@ -190,14 +190,14 @@ export class Invariants {
   }
 
   /**
-   * A handler is about to write: once its receiver was told that a lease of its attempt is gone (an
-   * extend answered false), its signal must be aborted, the fence that stops it before it writes over
-   * the run that took the lease. (A signal aborted at the deadline stays so: the first reason stands.)
+   * A handler is about to write. Its signal is aborted, if at all, for one of the two reasons the
+   * receiver has: a lost lease (LeaseLostError) or the deadline or maxRunMs (a TimeoutError); aborted
+   * for anything else, or from the start, a handler that honours it would stop and never finish. And
+   * once its receiver was told that a lease of its attempt is gone (an extend answered false), its
+   * signal must be aborted, the fence that stops it before it writes over the run that took the lease.
+   * (A signal aborted at the deadline stays so: the first reason stands.)
    */
   fenceRaised(run: Run, signal: AbortSignal): void {
-    // The receiver aborts a handler's signal for two reasons only: a lost lease (LeaseLostError) and
-    // the deadline or maxRunMs (a TimeoutError). Aborted for anything else (or from the start), a
-    // handler that honours its signal would stop and never finish.
     const reason: unknown = signal.reason;
     if (signal.aborted && !LeaseLostError.is(reason) && !(reason instanceof Error && reason.name === 'TimeoutError')) {
       this.fail(

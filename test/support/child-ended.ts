@@ -6,17 +6,28 @@ import type { ChildProcess } from 'node:child_process';
 /** How a child process ended: `exit code N`, or the signal that ended it. */
 export type HowEnded = string;
 
-/**
- * Resolves once `child` has ended and its output has been read: on 'close', or 2 s after 'exit' when a
- * process it started still holds its pipes. The value is how it ended (`exit code 0`, `SIGTERM`).
- */
-export function endedWithOutput(child: ChildProcess): Promise<HowEnded> {
-  return new Promise((resolve) => {
+/** A child process's end, once its output has been read too. */
+export interface ChildEnd {
+  /**
+   * Resolves once `child` has ended and its output has been read: on 'close', or 2 s after 'exit'
+   * when a process it started still holds its pipes. The value is how it ended (`exit code 0`, `SIGTERM`).
+   */
+  exited: Promise<HowEnded>;
+  /** How it ended, once `exited` resolved; undefined until then. */
+  ended(): HowEnded | undefined;
+}
+
+export function watchEnd(child: ChildProcess): ChildEnd {
+  let how: HowEnded | undefined;
+  const exited = new Promise<HowEnded>((resolve) => {
     child.once('exit', (code, signal) => {
-      const how = signal ?? `exit code ${code}`;
-      const done = () => resolve(how);
+      const done = () => {
+        how = signal ?? `exit code ${code}`;
+        resolve(how);
+      };
       child.once('close', done);
       setTimeout(done, 2_000).unref();
     });
   });
+  return { exited, ended: () => how };
 }
